@@ -1,0 +1,43 @@
+"""Installs azdb_jax: a JAX library for training diverse AlphaZero teams (AZdb)."""
+
+import pathlib
+
+import setuptools
+
+ROOT = pathlib.Path(__file__).parent
+
+# Version ranges: see BUILD.md ("Dependency pins") for why each bound is where it is.
+INSTALL_REQUIRES = [
+    "jax>=0.6.0,<0.11",
+    "flax>=0.10.0,<0.13",
+    "optax>=0.2.4,<0.3",
+    "mctx>=0.0.5,<0.1",
+    "chex>=0.1.88,<0.2",
+    # We build on pgx's chess internals (board layout, move generator); they are private
+    # API, so the pin is tight and a new pgx minor is re-verified before widening it.
+    "pgx>=2.6.0,<2.7",
+    "orbax-checkpoint>=0.11.0,<0.13",
+    "absl-py>=2.0",
+    "chess>=1.10.0,<2",
+    "numpy>=1.26",
+    "tqdm>=4.66",
+]
+
+EXTRAS_REQUIRE = {
+    "test": ["pytest>=8.0", "pytest-xdist>=3.5", "scipy>=1.11"],
+    "notebooks": ["jupyter>=1.0", "matplotlib>=3.8", "nbformat>=5.9"],
+}
+
+setuptools.setup(
+    name="azdb_jax",
+    version="0.1.0",
+    description="Diverse AlphaZero teams (AZdb) in JAX: pgx games, mctx search, latent-conditioned players.",
+    long_description=(ROOT / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=setuptools.find_packages(include=["azdb_jax", "azdb_jax.*"]),
+    package_data={"azdb_jax.data": ["*.csv"]},
+    install_requires=INSTALL_REQUIRES,
+    extras_require=EXTRAS_REQUIRE,
+    license="Apache-2.0",
+)
