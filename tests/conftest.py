@@ -17,7 +17,7 @@ _REPO = pathlib.Path(__file__).resolve().parents[1]
 def _data_dir():
     env = os.environ.get("AZDB_DATA_DIR")
     if env:
-    return pathlib.Path(env)
+        return pathlib.Path(env)
     return _REPO.parent / "shared" / "data"
 
 
@@ -25,8 +25,8 @@ def _data_dir():
 def data_dir() -> pathlib.Path:
     path = _data_dir()
     if not path.is_dir():
-    message = f"test data folder not found: {path} (set AZDB_DATA_DIR)"
-    if os.environ.get("AZDB_REQUIRE_DATA") == "1":
-      pytest.fail(message)
-    pytest.skip(message)
+        message = f"test data folder not found: {path} (set AZDB_DATA_DIR)"
+        if os.environ.get("AZDB_REQUIRE_DATA") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
     return path
