@@ -15,7 +15,7 @@ from typing import Callable, Dict, Tuple
 import pgx
 import pgx.core
 
-from azdb_jax.envs.autoreset import step_autoreset
+from azdb_jax.envs.autoreset import reset_where_done, step_autoreset
 from azdb_jax.envs.nim import Nim
 
 ENV_IDS: Tuple[str, ...] = ("chess", "gardner_chess", "connect_four", "tic_tac_toe", "nim")
@@ -61,4 +61,4 @@ def make(env_id: str, **options) -> pgx.core.Env:
         raise ValueError(f"bad options for env '{env_id}': {e}") from None
 
 
-__all__ = ["ENV_IDS", "make", "step_autoreset", "Nim"]
+__all__ = ["ENV_IDS", "make", "reset_where_done", "step_autoreset", "Nim"]

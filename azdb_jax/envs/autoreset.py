@@ -38,15 +38,31 @@ def step_autoreset(
       The next state; where the game ended, a new initial state carrying the
       finishing step's ``terminated``, ``truncated`` and ``rewards``.
     """
-    init_fn = env.init if init_fn is None else init_fn
     state = state.replace(  # type: ignore
         terminated=jnp.zeros_like(state.terminated),
         truncated=jnp.zeros_like(state.truncated),
         rewards=jnp.zeros_like(state.rewards),
     )
     state = env.step(state, action)
-    done = state.terminated | state.truncated
-    fresh = init_fn(key).replace(  # type: ignore
+    restarted = reset_where_done(env, state, key, init_fn=init_fn)
+    return restarted.replace(  # type: ignore
         terminated=state.terminated, truncated=state.truncated, rewards=state.rewards
     )
-    return jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, state)
+
+
+def reset_where_done(
+    env: pgx.core.Env,
+    state: pgx.core.State,
+    key: Array,
+    *,
+    init_fn: Optional[InitFn] = None,
+) -> pgx.core.State:
+    """Replaces a finished game (terminated or truncated) by a fresh start position.
+
+    For loops that read the final position of a game (features, records) before it is
+    replaced: step with ``env.step``, read, then call this. The result is ready to be
+    searched and stepped (no end flags). ``key`` is consumed.
+    """
+    init_fn = env.init if init_fn is None else init_fn
+    done = state.terminated | state.truncated
+    return jax.tree.map(lambda a, b: jnp.where(done, a, b), init_fn(key), state)
