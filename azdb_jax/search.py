@@ -17,6 +17,7 @@ Invalid actions are masked at every depth (mctx masks only the root).
 """
 
 import dataclasses
+import functools
 from typing import Any, Callable, NamedTuple, Optional
 
 import chex
@@ -47,8 +48,9 @@ class SearchConfig:
     pb_c_base: float = 19652.0
     dirichlet_alpha: float = 0.3  # root noise, self-play only
     dirichlet_fraction: float = 0.25
-    q_min: float = -1.0  # PUCT: Q normalised from [q_min, q_max]; unvisited count as q_min
+    q_min: float = -1.0  # PUCT: Q normalised from [q_min, q_max] to [0, 1]
     q_max: float = 1.0
+    unvisited_q: float = -1.0  # PUCT: Q of unvisited actions (AlphaZero: a loss)
     max_num_considered_actions: int = 16  # Gumbel root width
     gumbel_scale: float = 1.0  # Gumbel noise in self-play (0 in evaluation)
 
@@ -64,6 +66,8 @@ class SearchConfig:
                              f"{self.dirichlet_alpha}, {self.dirichlet_fraction}")
         if not self.q_min < self.q_max:
             raise ValueError(f"search.q_min must be < q_max, got {self.q_min}, {self.q_max}")
+        if not self.q_min <= self.unvisited_q <= self.q_max:
+            raise ValueError(f"search.unvisited_q must be in [q_min, q_max], got {self.unvisited_q}")
         if self.max_num_considered_actions < 1 or self.gumbel_scale < 0:
             raise ValueError("search.max_num_considered_actions must be >= 1 and gumbel_scale >= 0")
 
@@ -189,7 +193,7 @@ def run_search(
         policy_output = mctx.muzero_policy(
             ctx, rng_key, root_output, recurrent_fn, config.num_simulations,
             invalid_actions=invalid,
-            qtransform=_qtransform_alphazero(config.q_min, config.q_max),
+            qtransform=functools.partial(qtransform_alphazero, config=config),
             dirichlet_fraction=config.dirichlet_fraction if add_noise else 0.0,
             dirichlet_alpha=config.dirichlet_alpha,
             pb_c_init=config.pb_c_init,
@@ -214,13 +218,15 @@ def run_search(
     )
 
 
-def _qtransform_alphazero(q_min: float, q_max: float):
-    """AlphaZero's Q: values on [q_min, q_max] mapped to [0, 1]; unvisited count as a loss."""
+def qtransform_alphazero(tree: mctx.Tree, node_index: Array, *, config: SearchConfig) -> Array:
+    """AlphaZero's Q for PUCT: ``(Q - q_min) / (q_max - q_min)``, unvisited Q = ``unvisited_q``.
 
-    def qtransform(tree, node_index):
-        return mctx.qtransform_by_min_max(tree, node_index, min_value=q_min, max_value=q_max)
-
-    return qtransform
+    Values live on [-1, 1] (the game result); the fixed bounds keep PUCT's balance of Q
+    and U the same at every node, as in AlphaZero (mctx's default rescales per node).
+    """
+    visits = tree.children_visits[node_index]
+    q = jnp.where(visits > 0, tree.qvalues(node_index), config.unvisited_q)
+    return (q - config.q_min) / (config.q_max - config.q_min)
 
 
 class RootStatistics(NamedTuple):

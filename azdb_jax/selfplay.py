@@ -1,0 +1,191 @@
+"""Team self-play: one jitted program per iteration, a ``lax.scan`` over plies.
+
+A batch of games runs side by side. Each game has a White player and a Black player of
+the team, drawn when the game starts from an interaction graph (``azdb_jax.matchmaking``;
+SPEC §1.11): player i, its colour, then its opponent j ~ Σ_colour[i]. The identity
+graph (``matchmaking.selfplay``) is plain self-play, ``j = i``. At every ply each position is searched
+by its mover's player (latent and ``λ`` of that player), the move is sampled in
+proportion to the visits for the first ``sample_plies`` plies of a game and is the
+most-visited move afterwards, and a finished game is replaced by a new start position
+(optionally drawn from a start-position sampler, SPEC §1.12).
+
+Games carry over from one iteration to the next; each iteration returns the ``[T, B]``
+transitions it played.
+"""
+
+import dataclasses
+from typing import Any, Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import pgx.core
+
+from azdb_jax import matchmaking
+from azdb_jax import search as search_lib
+from azdb_jax.envs.autoreset import InitFn, reset_where_done
+
+Array = jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class SelfPlayConfig:
+    """Shape of one self-play iteration."""
+
+    num_games: int = 64  # B, games played side by side
+    num_plies: int = 32  # T, plies per iteration (lax.scan length)
+    sample_plies: int = 30  # k: moves ∝ visits for the first k plies of a game (AZ: 30)
+
+    def __post_init__(self):
+        for name in ("num_games", "num_plies"):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and value >= 1):
+                raise ValueError(f"selfplay.{name} must be an int >= 1, got {value!r}")
+        if not (isinstance(self.sample_plies, int) and self.sample_plies >= 0):
+            raise ValueError(f"selfplay.sample_plies must be an int >= 0, got {self.sample_plies!r}")
+
+
+class SelfPlayState(NamedTuple):
+    """Games in progress, carried across iterations."""
+
+    env_state: pgx.core.State  # [B, ...] positions to move from (never terminal)
+    matchup: matchmaking.Matchup  # [B] who plays each game
+    first_seat: Array  # [B] pgx player id of the game's first mover ("White")
+    ply: Array  # [B] plies played in the current game
+
+
+class Transition(NamedTuple):
+    """One searched move of one game; self-play returns them stacked [T, B, ...]."""
+
+    observation: Array  # [..obs] position before the move, mover's view
+    legal_action_mask: Array  # [A]
+    policy: Array  # [A] search policy (training target)
+    action: Array  # [] move played
+    player: Array  # [] team player (latent) who moved
+    mover: Array  # [] pgx player id (seat) who moved
+    is_white: Array  # [] the mover had the first move
+    white_player: Array  # [] team player with the first move in this game
+    black_player: Array  # [] team player with the second move
+    train_mask: Array  # [] the mover is the game's learner (exploiter mask)
+    search_value: Array  # [] root value after search, mover's side
+    value_d: Array  # [] network intrinsic value at the root (z_d bootstrap)
+    features: Array  # [F] φ of the position after the move
+    rewards: Array  # [2] rewards by pgx player id after the move
+    terminated: Array  # [] the move ended the game (terminated or truncated)
+
+
+def _seat_players(matchup: matchmaking.Matchup, first_seat: Array) -> Array:
+    """[B, 2] team player sitting in pgx seat 0 and seat 1 of each game."""
+    white_in_seat0 = first_seat == 0
+    seat0 = jnp.where(white_in_seat0, matchup.white_id, matchup.black_id)
+    seat1 = jnp.where(white_in_seat0, matchup.black_id, matchup.white_id)
+    return jnp.stack([seat0, seat1], axis=-1)
+
+
+def init_selfplay(
+    env: pgx.core.Env,
+    rng_key: Array,
+    *,
+    num_games: int,
+    graph: matchmaking.InteractionGraph,
+    init_fn: Optional[InitFn] = None,
+) -> SelfPlayState:
+    """Starts ``num_games`` games with players drawn from ``graph``; the key is consumed."""
+    init_fn = env.init if init_fn is None else init_fn
+    init_key, match_key = jax.random.split(rng_key)
+    env_state = jax.vmap(init_fn)(jax.random.split(init_key, num_games))
+    return SelfPlayState(
+        env_state=env_state,
+        matchup=matchmaking.sample_matchups(graph, match_key, batch_size=num_games),
+        first_seat=env_state.current_player,
+        ply=jnp.zeros((num_games,), jnp.int32),
+    )
+
+
+def _choose_action(rng_key: Array, out: search_lib.SearchOutput, ply: Array, *, config: SelfPlayConfig,
+                   algorithm: str) -> Array:
+    """Visit-proportional sampling for the first k plies, then the most-visited move."""
+    if algorithm == "gumbel":
+        return out.action  # sequential halving with Gumbel noise already explores
+    visits = out.policy_output.search_tree.children_visits[:, 0]
+    sampled = jax.random.categorical(rng_key, jnp.log(visits.astype(jnp.float32)))
+    return jnp.where(ply < config.sample_plies, sampled, jnp.argmax(visits, axis=-1))
+
+
+def selfplay_iteration(
+    env: pgx.core.Env,
+    apply_fn: search_lib.ApplyFn,
+    network_params: Any,
+    rng_key: Array,
+    state: SelfPlayState,
+    *,
+    lambdas: Array,
+    config: SelfPlayConfig,
+    search_config: search_lib.SearchConfig,
+    graph: matchmaking.InteractionGraph,
+    feature_fn: Callable[[pgx.core.State], Array],
+    init_fn: Optional[InitFn] = None,
+    intrinsic_reward_fn: Optional[search_lib.IntrinsicRewardFn] = None,
+    hook_params: Any = None,
+) -> tuple[SelfPlayState, Transition]:
+    """Plays ``config.num_plies`` plies of every game; the key is consumed.
+
+    Args:
+      env, apply_fn, network_params: the game and the team network.
+      rng_key: consumed.
+      state: the games in progress (``init_selfplay``).
+      lambdas: [n] each player's λ_i (all ones for AlphaZero).
+      config, search_config: iteration and search settings.
+      graph: the interaction graph new games draw their players from.
+      feature_fn: φ of the env (``azdb_jax.features.feature_fn``).
+      init_fn: start-position sampler for new games (``env.init`` by default).
+      intrinsic_reward_fn, hook_params: the diversity reward in search (optional).
+
+    Returns:
+      The games in progress after the iteration, and the transitions [T, B, ...].
+    """
+    init_fn = env.init if init_fn is None else init_fn
+    num_games = state.ply.shape[0]
+
+    def one_ply(state: SelfPlayState, key: Array):
+        search_key, action_key, reset_key, match_key = jax.random.split(key, 4)
+        env_state = state.env_state
+        mover = env_state.current_player
+        seat_players = _seat_players(state.matchup, state.first_seat)
+        player = jnp.take_along_axis(seat_players, mover[:, None], axis=1)[:, 0]
+        out = search_lib.run_search(
+            env, apply_fn, network_params, search_key, env_state, player, lambdas[player],
+            config=search_config, add_noise=True, feature_fn=feature_fn if intrinsic_reward_fn else None,
+            intrinsic_reward_fn=intrinsic_reward_fn, hook_params=hook_params)
+        action = _choose_action(action_key, out, state.ply, config=config, algorithm=search_config.algorithm)
+        next_state = jax.vmap(env.step)(env_state, action)
+        done = next_state.terminated | next_state.truncated
+        is_white = mover == state.first_seat
+        transition = Transition(
+            observation=env_state.observation,
+            legal_action_mask=env_state.legal_action_mask,
+            policy=out.policy,
+            action=action,
+            player=player,
+            mover=mover,
+            is_white=is_white,
+            white_player=state.matchup.white_id,
+            black_player=state.matchup.black_id,
+            train_mask=matchmaking.exploiter_mask(player, state.matchup.learner_id),
+            search_value=out.search_value,
+            value_d=out.value_d,
+            features=jax.vmap(feature_fn)(next_state),
+            rewards=next_state.rewards,
+            terminated=done,
+        )
+        restarted = jax.vmap(lambda s, k: reset_where_done(env, s, k, init_fn=init_fn))(
+            next_state, jax.random.split(reset_key, num_games))
+        new_matchup = matchmaking.sample_matchups(graph, match_key, batch_size=num_games)
+        state = SelfPlayState(
+            env_state=restarted,
+            matchup=jax.tree.map(lambda new, old: jnp.where(done, new, old), new_matchup, state.matchup),
+            first_seat=jnp.where(done, restarted.current_player, state.first_seat),
+            ply=jnp.where(done, 0, state.ply + 1),
+        )
+        return state, transition
+
+    return jax.lax.scan(one_ply, state, jax.random.split(rng_key, config.num_plies))

@@ -1,0 +1,186 @@
+"""One training iteration: self-play, targets, replay, learner — a single pure function.
+
+``train_iteration`` composes the library's pure pieces; the experiment layer jits it
+once and calls it in a host loop (one compiled program per iteration, no host sync
+inside). Games carry over between iterations, so a game may straddle two windows: the
+previous window's transitions are kept (``pending``) and targets are computed over
+both windows, so every transition whose game ends within one window after it is
+trained exactly once. Transitions of games longer than that are dropped (counted in
+``metrics["dropped_fraction"]``).
+"""
+
+import functools
+from typing import Any, Callable, Dict, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import optax
+import pgx.core
+
+from azdb_jax import learner as learner_lib
+from azdb_jax import matchmaking, networks, replay, selfplay, targets
+from azdb_jax import search as search_lib
+from azdb_jax.envs.autoreset import InitFn
+
+Array = jax.Array
+
+
+class TrainingExample(NamedTuple):
+    """What the replay buffer stores per trained transition."""
+
+    observation: Array  # [..obs] the position, mover's view
+    player: Array  # [] latent id of the mover
+    search_policy: Array  # [A] visit distribution
+    z: Array  # [] game result for the mover
+    z_d: Array  # [] intrinsic return target (zero without diversity)
+    weight: Array  # [] 1 for stored examples
+
+
+class TrainerState(NamedTuple):
+    """Everything a run carries from one iteration to the next (and checkpoints)."""
+
+    train_state: learner_lib.TrainState
+    replay: replay.ReplayState
+    games: selfplay.SelfPlayState  # [B] games in progress
+    pending: selfplay.Transition  # [T, B] the previous window's transitions
+    payoff: matchmaking.PayoffTracker  # [n, n] results by (white, black) player
+    rng_key: Array
+    iteration: Array  # [] int32
+
+
+class Components(NamedTuple):
+    """The static parts of a run (functions and configs), built once from a config."""
+
+    env: pgx.core.Env
+    network: networks.Network
+    optimizer: optax.GradientTransformation
+    feature_fn: Callable
+    lambdas: Array  # [n]
+    graph_fn: Callable[[Array], matchmaking.InteractionGraph]  # payoff mean -> graph
+    selfplay_config: selfplay.SelfPlayConfig
+    search_config: search_lib.SearchConfig
+    replay_config: replay.ReplayConfig
+    learner_config: learner_lib.LearnerConfig
+    store_fraction: float
+    batch_size: int
+    learner_steps: int
+    init_fn: Optional[InitFn] = None
+
+
+def _empty_window(transition_shape: selfplay.Transition) -> selfplay.Transition:
+    return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), transition_shape)
+
+
+def init_trainer(components: Components, rng_key: Array) -> TrainerState:
+    """Fresh network, optimiser, replay buffer and games; consumes ``rng_key``."""
+    c = components
+    net_key, games_key, run_key = jax.random.split(rng_key, 3)
+    num_players = c.lambdas.shape[0]
+    payoff = matchmaking.init_payoff(num_players)
+    games = selfplay.init_selfplay(c.env, games_key, num_games=c.selfplay_config.num_games,
+                                   graph=c.graph_fn(payoff.mean), init_fn=c.init_fn)
+    obs_example = games.env_state.observation[:1]
+    train_state = learner_lib.init_train_state(c.network, c.optimizer, net_key, obs_example)
+    window = jax.eval_shape(functools.partial(_play, c), train_state.params, run_key, games, payoff)[1]
+    example = jax.eval_shape(lambda w: _examples(w, w).examples, _empty_window(window))
+    example_row = jax.tree.map(lambda s: jnp.zeros(s.shape[1:], s.dtype), example)
+    return TrainerState(
+        train_state=train_state,
+        replay=replay.init(c.replay_config, example_row),
+        games=games,
+        pending=_empty_window(window),
+        payoff=payoff,
+        rng_key=run_key,
+        iteration=jnp.zeros((), jnp.int32),
+    )
+
+
+def _play(c: Components, params, key, games, payoff):
+    return selfplay.selfplay_iteration(
+        c.env, c.network.apply, params, key, games,
+        lambdas=c.lambdas, config=c.selfplay_config, search_config=c.search_config,
+        graph=c.graph_fn(payoff.mean), feature_fn=c.feature_fn, init_fn=c.init_fn)
+
+
+def _stream_targets(window: selfplay.Transition) -> targets.Targets:
+    """z over a [T, B] window, vmapped over the B game slots."""
+    return jax.vmap(targets.outcome_targets, in_axes=(1, 1, 1), out_axes=1)(
+        window.rewards, window.mover, window.terminated)
+
+
+class _WindowExamples(NamedTuple):
+    examples: TrainingExample  # [2T*B] both windows, flattened
+    trainable: Array  # [2T*B] new (not trained before), the learner's move, outcome known
+    outcome_known: Array  # [2T, B] the game of the transition ended inside the two windows
+
+
+def _examples(pending: selfplay.Transition, current: selfplay.Transition) -> _WindowExamples:
+    """Training examples of both windows and which of them are new and trainable."""
+    window = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), pending, current)
+    z = _stream_targets(window)
+    already = jnp.concatenate([_stream_targets(pending).valid, jnp.zeros_like(current.terminated)])
+    trainable = window.train_mask & z.valid & ~already
+    examples = TrainingExample(
+        observation=window.observation,
+        player=window.player,
+        search_policy=window.policy,
+        z=z.value,
+        z_d=jnp.zeros_like(z.value),  # the diversity target hook; zero for plain AZ
+        weight=jnp.ones_like(z.value),
+    )
+    flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), examples)
+    return _WindowExamples(flat, trainable.reshape(-1), z.valid)
+
+
+def _payoff_update(payoff: matchmaking.PayoffTracker, window: selfplay.Transition) -> matchmaking.PayoffTracker:
+    """Adds the games that ended in ``window`` ([T, B]) to the payoff matrix."""
+    white_seat = jnp.where(window.is_white, window.mover, 1 - window.mover)
+    white_result = jnp.take_along_axis(window.rewards, white_seat[..., None], axis=-1)[..., 0]
+    flat = lambda x: x.reshape(-1)  # noqa: E731
+    return matchmaking.update_payoff(payoff, flat(window.white_player), flat(window.black_player),
+                                     flat(white_result), flat(window.terminated))
+
+
+def train_iteration(components: Components, state: TrainerState) -> tuple[TrainerState, Dict[str, Array]]:
+    """Plays one self-play window, stores its new examples and takes the learner steps."""
+    c = components
+    key, play_key, store_key, learn_key = jax.random.split(state.rng_key, 4)
+    games, current = _play(c, state.train_state.params, play_key, state.games, state.payoff)
+    window = _examples(state.pending, current)
+    stored = replay.store_mask(store_key, window.trainable, c.store_fraction)
+    buffer = replay.add(state.replay, window.examples, stored)
+    # No learning until the buffer holds one batch (early iterations of long games).
+    ready = buffer.size >= min(c.batch_size, replay.capacity(buffer))
+
+    def learn(train_state, step_key):
+        sample_key, step_key = jax.random.split(step_key)
+        batch = replay.sample(buffer, sample_key, c.batch_size, config=c.replay_config)
+        new_state, step_metrics = learner_lib.learner_step(c.network, c.optimizer, train_state, batch, step_key,
+                                                           config=c.learner_config)
+        return jax.tree.map(lambda new, old: jnp.where(ready, new, old), new_state, train_state), step_metrics
+
+    train_state, learn_metrics = jax.lax.scan(learn, state.train_state, jax.random.split(learn_key, c.learner_steps))
+    finished = current.terminated.sum()
+    pending_trainable = state.pending.train_mask
+    dropped = pending_trainable & ~window.outcome_known[: c.selfplay_config.num_plies]
+    metrics = {name: value.mean() for name, value in learn_metrics.items()}
+    metrics.update(
+        games_finished=finished,
+        examples_stored=stored.sum(),
+        replay_size=buffer.size,
+        mean_search_value=current.search_value.mean(),
+        learner_ready=ready,
+        # Previous-window transitions that never got an outcome: their games ran too long.
+        dropped_fraction=dropped.sum() / jnp.maximum(pending_trainable.sum(), 1),
+        mean_game_length=c.selfplay_config.num_plies * c.selfplay_config.num_games / jnp.maximum(finished, 1),
+    )
+    new_state = TrainerState(
+        train_state=train_state,
+        replay=buffer,
+        games=games,
+        pending=current,
+        payoff=_payoff_update(state.payoff, current),
+        rng_key=key,
+        iteration=state.iteration + 1,
+    )
+    return new_state, metrics
