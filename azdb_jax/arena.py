@@ -1,0 +1,195 @@
+"""Matches between two policies: a batch of games played as one ``lax.scan`` over plies.
+
+Games come in colour-balanced pairs: pair ``p`` starts both of its games from the same
+position, with agent A making the first move in game ``p`` and the second move in
+game ``H + p`` (``H = num_games // 2``), as in match play from book positions (SPEC §2,
+"Matches"). Each game draws its randomness from ``fold_in(rng_key, p)``, so a game's
+course does not depend on how many other games share the batch.
+
+The batch is kept ordered so that the games where A is to move fill the first half:
+each ply A's policy runs on the first half only and B's on the second half, then the
+halves swap. Each policy thus runs once per ply on half the games instead of on all
+of them; this relies on the players strictly alternating, which holds for every game
+in ``azdb_jax.envs`` and is checked per game (``GameResults.in_turn``).
+
+Policies see one game at a time (vmapped over a batch of one) so that each game keeps
+its own random stream; see ``azdb_jax.opponents`` for the policy interface.
+"""
+
+from typing import Any, Dict, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pgx.core
+
+from azdb_jax.opponents import Policy
+
+Array = jax.Array
+
+
+class GameResults(NamedTuple):
+    """Outcomes of a batch of games, from agent A's side; games ``[G]`` in pair order."""
+
+    result: Array  # [G] float32 +1 win, 0 draw, -1 loss for A (0 when unfinished)
+    a_first: Array  # [G] bool A made the first move (games [0, H)); else the second
+    length: Array  # [G] int32 plies played
+    finished: Array  # [G] bool the game ended (terminated or truncated) within max_plies
+    in_turn: Array  # [G] bool every move came from the agent whose turn it was
+
+
+class _Slots(NamedTuple):
+    """Per-game scan carry, ordered so that A is to move in the first half."""
+
+    state: pgx.core.State  # [G] game states
+    a_seat: Array  # [G] int32 pgx player id that agent A plays
+    a_first: Array  # [G] bool A made the first move of this game
+    game_index: Array  # [G] int32 position of the game in the output
+    key: Array  # [G] per-game random key
+    result: Array  # [G] float32 A's accumulated reward
+    length: Array  # [G] int32
+    in_turn: Array  # [G] bool
+
+
+def _per_game(policy: Policy):
+    """Runs ``policy`` on each game as a batch of one, with the game's own key."""
+
+    def one(params, key, state):
+        batch_of_one = jax.tree.map(lambda x: x[None], state)
+        return policy(params, key, batch_of_one)[0]
+
+    return jax.vmap(one, in_axes=(None, 0, 0))
+
+
+def _swap_halves(tree, half: int):
+    return jax.tree.map(lambda x: jnp.roll(x, half, axis=0), tree)
+
+
+def play_games(
+    env: pgx.core.Env,
+    policy_a: Policy,
+    params_a: Any,
+    policy_b: Policy,
+    params_b: Any,
+    rng_key: Array,
+    *,
+    num_games: int,
+    max_plies: int,
+    initial_state: Optional[pgx.core.State] = None,
+) -> GameResults:
+    """Plays ``num_games`` games of A against B, both colours, and scores them for A.
+
+    Jit-friendly (the caller jits, with the policies and sizes static): one
+    ``lax.scan`` of ``max_plies`` steps over the whole batch.
+
+    Args:
+      env: a two-player game whose players alternate.
+      policy_a, params_a: agent A (``policy(params, rng_key, state [B]) -> [B]``).
+      policy_b, params_b: agent B.
+      rng_key: consumed (start positions, every policy call).
+      num_games: an even number ``G``; games ``[0, G/2)`` have A moving first, games
+        ``[G/2, G)`` replay the same start positions with A moving second.
+      max_plies: plies per game at most; games still running then are unfinished.
+      initial_state: optional start positions, a batched State ``[G/2]`` (e.g. book
+        positions); default ``env.init`` with a key per pair.
+
+    Returns:
+      ``GameResults``; unfinished games have result 0 and ``finished`` False.
+    """
+    if not isinstance(num_games, int) or num_games < 2 or num_games % 2:
+        raise ValueError(f"num_games must be an even int >= 2 (both colours per start), got {num_games!r}")
+    if not isinstance(max_plies, int) or max_plies < 1:
+        raise ValueError(f"max_plies must be an int >= 1, got {max_plies!r}")
+    half = num_games // 2
+    pair_keys = jax.vmap(lambda p: jax.random.fold_in(rng_key, p))(jnp.arange(half))
+    init_keys, first_keys, second_keys = jnp.moveaxis(jax.vmap(lambda k: jax.random.split(k, 3))(pair_keys), 1, 0)
+    if initial_state is None:
+        start = jax.vmap(env.init)(init_keys)
+    else:
+        start = initial_state
+        if start.current_player.shape != (half,):
+            raise ValueError(f"initial_state must be a batch of num_games // 2 = {half} positions, "
+                             f"got batch shape {start.current_player.shape}")
+    state = jax.tree.map(lambda x: jnp.concatenate([x, x], axis=0), start)
+    first_mover = state.current_player.astype(jnp.int32)
+    a_first = jnp.arange(num_games) < half
+    slots = _Slots(
+        state=state,
+        a_seat=jnp.where(a_first, first_mover, 1 - first_mover),
+        a_first=a_first,
+        game_index=jnp.arange(num_games, dtype=jnp.int32),
+        key=jnp.concatenate([first_keys, second_keys], axis=0),
+        result=jnp.zeros(num_games, jnp.float32),
+        length=jnp.zeros(num_games, jnp.int32),
+        in_turn=jnp.ones(num_games, bool),
+    )
+    run_a, run_b = _per_game(policy_a), _per_game(policy_b)
+    a_moves = a_first  # the first half is A's to move, by the layout invariant
+
+    def ply(slots: _Slots, t):
+        state = slots.state
+        keys = jax.vmap(lambda k: jax.random.fold_in(k, t))(slots.key)
+        first, second = jax.tree.map(lambda x: x[:half], state), jax.tree.map(lambda x: x[half:], state)
+        actions = jnp.concatenate([run_a(params_a, keys[:half], first), run_b(params_b, keys[half:], second)])
+        done = state.terminated | state.truncated
+        expected_mover = jnp.where(a_moves, slots.a_seat, 1 - slots.a_seat)
+        in_turn = slots.in_turn & (done | (state.current_player == expected_mover))
+        next_state = jax.vmap(env.step)(state, actions)
+        reward_a = jnp.take_along_axis(next_state.rewards, slots.a_seat[:, None], axis=1)[:, 0]
+        slots = slots._replace(
+            state=next_state,
+            result=slots.result + jnp.where(done, 0.0, reward_a),
+            length=slots.length + (~done).astype(jnp.int32),
+            in_turn=in_turn,
+        )
+        return _swap_halves(slots, half), None
+
+    slots, _ = jax.lax.scan(ply, slots, jnp.arange(max_plies))
+    order = jnp.argsort(slots.game_index)
+    slots = jax.tree.map(lambda x: x[order], slots)
+    finished = slots.state.terminated | slots.state.truncated
+    return GameResults(
+        result=jnp.where(finished, slots.result, 0.0),
+        a_first=slots.a_first,
+        length=slots.length,
+        finished=finished,
+        in_turn=slots.in_turn,
+    )
+
+
+def _tally(result: np.ndarray, finished: np.ndarray) -> Dict[str, Any]:
+    wins = int(np.sum(finished & (result > 0)))
+    draws = int(np.sum(finished & (result == 0)))
+    losses = int(np.sum(finished & (result < 0)))
+    n = wins + draws + losses
+    return {
+        "games": int(result.shape[0]),
+        "finished": n,
+        "unfinished": int(result.shape[0]) - n,
+        "wins": wins,
+        "draws": draws,
+        "losses": losses,
+        "score": (wins + 0.5 * draws) / n if n else float("nan"),
+    }
+
+
+def summarize(results: GameResults) -> Dict[str, Any]:
+    """Host-side W/D/L tally of A's games, overall and split by A's colour.
+
+    ``score = (W + D/2) / N`` over the ``N`` finished games (NaN when none finished);
+    unfinished games count as neither and are reported. Keys: ``games``, ``finished``,
+    ``unfinished``, ``wins``, ``draws``, ``losses``, ``score``, ``mean_length`` and the
+    same tallies under ``as_first`` / ``as_second`` (A made the first / second move).
+
+    Raises:
+      ValueError: a game was played out of turn (the env does not alternate players).
+    """
+    result, a_first, length, finished, in_turn = (np.asarray(x) for x in results)
+    if not in_turn.all():
+        raise ValueError(f"{int((~in_turn).sum())} games had a move out of turn: the arena needs a game "
+                         "whose two players alternate")
+    summary = _tally(result, finished)
+    summary["mean_length"] = float(length.mean()) if length.size else float("nan")
+    summary["as_first"] = _tally(result[a_first], finished[a_first])
+    summary["as_second"] = _tally(result[~a_first], finished[~a_first])
+    return summary
