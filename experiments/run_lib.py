@@ -1,0 +1,250 @@
+"""The host loop of experiments/train.py: build, init or resume, iterate, log, evaluate, save.
+
+Kept out of train.py so tests can call ``train`` directly. Everything numerical lives
+in the library (``azdb_jax.trainer`` and friends); this file only composes.
+"""
+
+import functools
+import json
+import os
+import pathlib
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import tqdm
+
+from azdb_jax import arena, checkpoint, diversity, features, learner, matchmaking, networks, opponents
+from azdb_jax import config as config_lib
+from azdb_jax import search as search_lib
+from azdb_jax import sharding, trainer
+
+# Longest game per env, for evaluation games (pgx's own caps for the chess variants).
+MAX_PLIES = {"chess": 512, "gardner_chess": 256, "connect_four": 42, "tic_tac_toe": 9}
+
+
+def max_plies(env) -> int:
+    return sum(env.initial_heaps) if env.id == "nim" else MAX_PLIES[env.id]
+
+
+def build_components(config: config_lib.TrainConfig) -> trainer.Components:
+    env = config.env.make()
+    team = config.team
+    network = networks.make_network(config.network, num_actions=env.num_actions, num_players=team.num_players)
+    graph_name = team.matchmaker
+
+    def graph_fn(payoff_mean):
+        return matchmaking.interaction_graphs(graph_name, payoff_mean)
+
+    return trainer.Components(
+        env=env,
+        network=network,
+        optimizer=learner.make_optimizer(config.learner),
+        feature_fn=features.feature_fn(env),
+        lambdas=diversity.lambdas(team.num_players, team.lam),
+        graph_fn=graph_fn,
+        selfplay_config=config.selfplay,
+        search_config=config.search,
+        replay_config=config.replay,
+        learner_config=config.learner,
+        store_fraction=config.run.store_fraction,
+        batch_size=config.run.batch_size,
+        learner_steps=config.run.learner_steps,
+    )
+
+
+# ------------------------------------------------------------------ files
+
+
+def _write_atomic(path: pathlib.Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def load_run_config(workdir: pathlib.Path) -> config_lib.TrainConfig:
+    path = pathlib.Path(workdir) / "config.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no config.json, so {workdir} holds no run to resume")
+    return config_lib.from_json(path.read_text(), source=str(path))
+
+
+class MetricsLog:
+    """metrics.jsonl plus TensorBoard scalars; on resume, records past the checkpoint are dropped."""
+
+    def __init__(self, workdir: pathlib.Path, keep_up_to: Optional[int]):
+        self.path = workdir / "metrics.jsonl"
+        lines = self.path.read_text().splitlines() if self.path.exists() and keep_up_to is not None else []
+        kept = [line for line in lines if json.loads(line)["iteration"] <= keep_up_to] if lines else []
+        _write_atomic(self.path, "".join(line + "\n" for line in kept))
+        self._tb = None
+        try:
+            from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
+
+            self._tb = SummaryWriter(str(workdir / "tb"), purge_step=(keep_up_to or 0) + 1)
+        except ImportError:  # TensorBoard output is optional
+            pass
+
+    def write(self, record: Dict[str, Any]) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(record, sort_keys=True) + "\n")
+        if self._tb is not None:
+            step = record["iteration"]
+            for name, value in record.items():
+                if isinstance(value, (int, float)) and name != "iteration":
+                    self._tb.add_scalar(f"{record.get('kind', 'train')}/{name}", value, step)
+
+    def close(self) -> None:
+        if self._tb is not None:
+            self._tb.close()
+
+
+# ------------------------------------------------------------------ evaluation
+
+
+class Evaluator:
+    """Plays every team player against fixed opponents and the previous evaluation's network."""
+
+    def __init__(self, config: config_lib.TrainConfig, components: trainer.Components):
+        env = components.env
+        self.config = config
+        self.num_games = config.run.eval_games + config.run.eval_games % 2
+        search_config = config_lib.dataclasses.replace(config.search, num_simulations=config.run.eval_simulations)
+
+        def agent(params, rng_key, state):
+            net_params, player = params
+            return opponents.search_policy(env, components.network.apply, search_config, player=player)(
+                net_params, rng_key, state)
+
+        fixed = opponents.opponents_for(env.id, env)
+        self._games = {}
+        for name, opponent in list(fixed.items()) + [("previous", agent)]:
+            play = functools.partial(arena.play_games, env, agent, policy_b=opponent, num_games=self.num_games,
+                                     max_plies=max_plies(env))
+            self._games[name] = jax.jit(lambda pa, pb, key, play=play: play(params_a=pa, params_b=pb, rng_key=key))
+        self.previous = None
+        self.players = list(range(components.lambdas.shape[0]))
+
+    def __call__(self, params, rng_key, iteration: int) -> List[Dict[str, Any]]:
+        records = []
+        for player in self.players:
+            for name, play in self._games.items():
+                if name == "previous" and self.previous is None:
+                    continue
+                opponent_params = (self.previous, jnp.int32(player)) if name == "previous" else None
+                rng_key, key = jax.random.split(rng_key)
+                results = jax.device_get(play((params, jnp.int32(player)), opponent_params, key))
+                summary = arena.summarize(results)
+                records.append(dict(kind="eval", iteration=iteration, player=player, opponent=name,
+                                    wins=summary["wins"], draws=summary["draws"], losses=summary["losses"],
+                                    score=summary["score"], unfinished=summary["unfinished"]))
+        self.previous = jax.tree.map(jnp.copy, params)  # the live params are donated to the next iteration
+        return records
+
+
+# ------------------------------------------------------------------ checkpoints
+
+
+def _with_shardings(abstract: Any, shardings: Any) -> Any:
+    return jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, shardings)
+
+
+def _to_run_state(state: trainer.TrainerState, previous_params: Any, with_replay: bool) -> checkpoint.RunState:
+    """A trainer state (plus the evaluator's previous network) as a checkpoint."""
+    has_previous = previous_params is not None
+    extra = dict(games=state.games, pending=state.pending, payoff=state.payoff, iteration=state.iteration,
+                 previous_params=previous_params if has_previous else state.train_state.params,
+                 has_previous=jnp.asarray(has_previous))
+    return checkpoint.RunState(params=state.train_state.params, opt_state=state.train_state.opt_state,
+                               step=state.train_state.step, rng_key=state.rng_key,
+                               replay=state.replay if with_replay else None, extra=extra)
+
+
+def _from_run_state(run_state: checkpoint.RunState, abstract_for_replay: Optional[trainer.TrainerState],
+                    shardings: Any):
+    """Inverse of ``_to_run_state``; an unsaved replay buffer comes back empty."""
+    extra = run_state.extra
+    replay_state = run_state.replay
+    if replay_state is None:  # the run chose not to checkpoint its buffer: restart it empty
+        replay_state = jax.jit(lambda: jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), abstract_for_replay.replay),
+                               out_shardings=shardings.replay)()
+    state = trainer.TrainerState(
+        train_state=learner.TrainState(params=run_state.params, opt_state=run_state.opt_state, step=run_state.step),
+        replay=replay_state, games=extra["games"], pending=extra["pending"], payoff=extra["payoff"],
+        rng_key=run_state.rng_key, iteration=extra["iteration"])
+    previous = extra["previous_params"] if bool(extra["has_previous"]) else None
+    return state, previous
+
+
+# ------------------------------------------------------------------ the loop
+
+
+def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
+          stop_after: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
+    """Runs (or resumes) the training run of ``config`` in ``workdir``; returns a summary."""
+    workdir = pathlib.Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    manager = checkpoint.RunCheckpointer(
+        str(workdir / "checkpoints"),
+        checkpoint.CheckpointConfig(max_to_keep=config.run.keep_checkpoints, save_replay=config.run.checkpoint_replay))
+    if resume:
+        saved = load_run_config(workdir)
+        if saved != config:
+            raise ValueError(f"{workdir}/config.json differs from the config asked to resume")
+    elif manager.latest_step() is not None:
+        raise ValueError(f"{workdir} already holds checkpoints; pass --resume or choose a new --workdir")
+    else:
+        _write_atomic(workdir / "config.json", config_lib.to_json(config))
+
+    components = build_components(config)
+    mesh = sharding.make_mesh(config.run.num_devices or None)
+    sharding.check_divisible(mesh, config.selfplay.num_games, config.run.batch_size)
+    seed_key = jax.random.PRNGKey(config.run.seed)
+    abstract = jax.eval_shape(functools.partial(trainer.init_trainer, components), seed_key)
+    shardings = sharding.trainer_state_shardings(mesh, abstract)
+    evaluator = Evaluator(config, components) if config.run.eval_every else None
+
+    if resume:
+        step = manager.latest_step()
+        if step is None:
+            raise FileNotFoundError(f"{workdir}/checkpoints: no checkpoint to resume from")
+        target = _to_run_state(_with_shardings(abstract, shardings), _with_shardings(
+            abstract.train_state.params, shardings.train_state.params), config.run.checkpoint_replay)
+        restored = manager.restore(step, target=target, config=config)
+        state, previous = _from_run_state(restored, abstract if not config.run.checkpoint_replay else None,
+                                          shardings)
+        if evaluator is not None:
+            evaluator.previous = previous
+    else:
+        state = jax.jit(functools.partial(trainer.init_trainer, components), out_shardings=shardings)(seed_key)
+    start = int(state.iteration)
+    log = MetricsLog(workdir, keep_up_to=start if resume else None)
+
+    iterate = jax.jit(functools.partial(trainer.train_iteration, components),
+                      in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0)
+    last = config.run.num_iterations if stop_after is None else min(config.run.num_iterations, start + stop_after)
+    bar = tqdm.tqdm(range(start, last), initial=start, total=config.run.num_iterations, disable=not progress,
+                    desc="train", unit="it")
+    metrics: Dict[str, Any] = {}
+    eval_records: List[Dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for _ in bar:
+        state, metrics = iterate(state)
+        metrics = {name: float(value) for name, value in jax.device_get(metrics).items()}
+        iteration = int(state.iteration)
+        log.write(dict(kind="train", iteration=iteration, **metrics))
+        bar.set_postfix(loss=f"{metrics['loss']:.3f}", games=int(metrics["games_finished"]))
+        if evaluator is not None and (iteration % config.run.eval_every == 0 or iteration == config.run.num_iterations):
+            eval_key = jax.random.fold_in(jax.random.PRNGKey(config.run.seed + 1), iteration)
+            eval_records = evaluator(state.train_state.params, eval_key, iteration)
+            for record in eval_records:
+                log.write(record)
+        if (config.run.checkpoint_every and iteration % config.run.checkpoint_every == 0) or iteration == last:
+            previous = evaluator.previous if evaluator is not None else None
+            manager.save(iteration, _to_run_state(state, previous, config.run.checkpoint_replay), config=config)
+    log.close()
+    manager.close()
+    return dict(iterations=int(state.iteration), seconds=round(time.perf_counter() - t0, 1),
+                last_metrics=metrics, last_eval=eval_records)
