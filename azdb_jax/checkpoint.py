@@ -1,0 +1,321 @@
+"""Run checkpoints with orbax: save, list, restore and keep the last k (SPEC §3).
+
+A checkpoint is one step directory ``<directory>/<step>/`` holding three orbax items:
+  state   every array of the run but the replay buffer: parameters, optimiser state,
+          step, RNG key and any extra pytrees (e.g. the expected-features state);
+  replay  the replay buffer, when saved (it can be large, so it is optional);
+  meta    JSON: the run's resolved config, a SHA-256 checksum per array and which
+          arrays were typed PRNG keys.
+orbax writes the step into a temporary directory and renames it into place once all
+items are written, so a crash mid-save never leaves a directory that `latest_step` or
+`restore` would pick up (temporary directories are ignored).
+
+Pytrees are stored as nested dicts keyed by their pytree paths (field names, dict keys,
+list indices) and put back into the structure of the restore ``target``, which may hold
+concrete arrays or ``jax.ShapeDtypeStruct`` (with a sharding, to restore sharded).
+Restoring checks, before reading any data, that the target asks for the same arrays
+with the same shapes and dtypes, and afterwards that every array matches its checksum,
+so a truncated or garbled file, a different network or a different number of players
+fails with `CheckpointError` naming the path and the reason, never with wrong values.
+"""
+
+import dataclasses
+import hashlib
+import json
+import os
+from typing import Any, Dict, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import orbax.checkpoint as ocp
+
+_ITEMS = ("state", "replay", "meta")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint is missing, corrupt or does not fit what was asked."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointConfig:
+    """How checkpoints are kept.
+
+    Attributes:
+      max_to_keep: number of most recent checkpoints kept (older ones are deleted).
+      save_replay: whether `save` stores the replay buffer it is given.
+      verify_checksums: store a SHA-256 per array and check it on restore.
+    """
+
+    max_to_keep: int = 3
+    save_replay: bool = True
+    verify_checksums: bool = True
+
+    def __post_init__(self):
+        if isinstance(self.max_to_keep, bool) or not isinstance(self.max_to_keep, int) or self.max_to_keep < 1:
+            raise ValueError(f"CheckpointConfig.max_to_keep must be an int >= 1, got {self.max_to_keep!r}")
+        for name in ("save_replay", "verify_checksums"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"CheckpointConfig.{name} must be a bool, got {getattr(self, name)!r}")
+
+
+class RunState(NamedTuple):
+    """Everything a run needs to continue exactly."""
+
+    params: Any  # network parameters
+    opt_state: Any  # optimiser state
+    step: Any  # [] int: learner step
+    rng_key: Any  # the run's PRNG key (raw uint32 [2] or typed key)
+    replay: Any = None  # replay.ReplayState, or None
+    extra: Any = None  # any other pytrees, e.g. {"expected_features": ...}
+
+
+def config_to_json(config: Any) -> Any:
+    """A dataclass (nested ok), mapping or None as plain JSON values (tuples -> lists)."""
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        config = dataclasses.asdict(config)
+    return json.loads(json.dumps(config, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+
+
+def _key_name(entry: Any) -> str:
+    for attr in ("key", "name", "idx"):
+        if hasattr(entry, attr):
+            return str(getattr(entry, attr))
+    return str(entry)
+
+
+def _flatten(tree: Any) -> Dict[str, Any]:
+    """{"a/b/0": leaf} over the leaves of a pytree."""
+    return {"/".join(_key_name(k) for k in path): leaf for path, leaf in jax.tree_util.tree_leaves_with_path(tree)}
+
+
+def _nest(flat: Dict[str, Any]) -> Dict[str, Any]:
+    nested: Dict[str, Any] = {}
+    for path, leaf in flat.items():
+        node = nested
+        *parents, last = path.split("/")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = leaf
+    return nested
+
+
+def _is_key(x: Any) -> bool:
+    return jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
+
+
+def _array_like(x: Any) -> Any:
+    """Arrays and ShapeDtypeStructs as they are; Python scalars as numpy arrays."""
+    return x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x)
+
+
+def _checksum(x: Any) -> Optional[str]:
+    if isinstance(x, jax.Array) and not x.is_fully_addressable:
+        return None  # other hosts hold parts of it; orbax reads those shards there
+    data = np.ascontiguousarray(np.asarray(x))
+    return hashlib.sha256(f"{data.dtype.str}{data.shape}".encode() + data.tobytes()).hexdigest()
+
+
+def _abstract(x: Any) -> jax.ShapeDtypeStruct:
+    """What orbax should restore for a target leaf (typed keys are stored as their uint32 data)."""
+    x = _array_like(x)
+    sharding = getattr(x, "sharding", None)
+    if _is_key(x):
+        data = jax.eval_shape(jax.random.key_data, jax.ShapeDtypeStruct(x.shape, x.dtype))
+        return jax.ShapeDtypeStruct(data.shape, data.dtype, sharding=sharding)
+    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
+
+
+class RunCheckpointer:
+    """Saves and restores `RunState`s under ``directory``, keeping the last k.
+
+    Use as a context manager or call `close` when done.
+    """
+
+    def __init__(self, directory: str, config: CheckpointConfig = CheckpointConfig(), *, create: bool = True):
+        self.directory = os.path.abspath(os.fspath(directory))
+        self.config = config
+        if not create and not os.path.isdir(self.directory):
+            raise CheckpointError(f"checkpoint directory {self.directory} does not exist")
+        options = ocp.CheckpointManagerOptions(max_to_keep=config.max_to_keep, create=create)
+        handlers = {
+            "state": ocp.StandardCheckpointHandler(),
+            "replay": ocp.StandardCheckpointHandler(),
+            "meta": ocp.JsonCheckpointHandler(),
+        }
+        self._manager = ocp.CheckpointManager(self.directory, options=options, item_handlers=handlers)
+
+    def __enter__(self) -> "RunCheckpointer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._manager.close()
+
+    def all_steps(self) -> list:
+        """Steps of the finished checkpoints, oldest first."""
+        self._manager.reload()  # other processes may have saved or deleted steps
+        return sorted(self._manager.all_steps())
+
+    def latest_step(self) -> Optional[int]:
+        """The newest finished checkpoint's step, or None if there is none."""
+        steps = self.all_steps()
+        return steps[-1] if steps else None
+
+    def step_path(self, step: int) -> str:
+        return os.path.join(self.directory, str(step))
+
+    def save(self, step: int, state: RunState, *, config: Any = None) -> None:
+        """Writes ``state`` (and ``config``, a dataclass or dict, as JSON) as ``step``.
+
+        Blocks until the checkpoint is on disk; then deletes checkpoints beyond the
+        last ``max_to_keep``.
+        """
+        step = int(step)
+        if step in self.all_steps():
+            raise CheckpointError(f"checkpoint {self.step_path(step)} already exists")
+        replay = state.replay if self.config.save_replay else None
+        items = {"state": _flatten(state._replace(replay=None)), "replay": _flatten(replay)}
+        prng_keys, checksums = {}, {}
+        for item, flat in items.items():
+            for path, leaf in flat.items():
+                leaf = _array_like(leaf)
+                if _is_key(leaf):
+                    prng_keys[f"{item}/{path}"] = str(jax.random.key_impl(leaf))
+                    leaf = jax.random.key_data(leaf)
+                if self.config.verify_checksums:
+                    checksums[f"{item}/{path}"] = _checksum(leaf)
+                flat[path] = leaf
+        meta = {
+            "config": config_to_json(config),
+            "has_replay": bool(items["replay"]),
+            "prng_keys": prng_keys,
+            "checksums": checksums,
+        }
+        args = {"state": ocp.args.StandardSave(_nest(items["state"])), "meta": ocp.args.JsonSave(meta)}
+        if items["replay"]:
+            args["replay"] = ocp.args.StandardSave(_nest(items["replay"]))
+        self._manager.save(step, args=ocp.args.Composite(**args))
+        self._manager.wait_until_finished()
+
+    def read_meta(self, step: Optional[int] = None) -> Dict[str, Any]:
+        """The JSON saved beside ``step`` (default: latest): config, checksums, ..."""
+        step = self._resolve_step(step)
+        try:
+            return self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
+        except Exception as e:  # orbax raises many types; name the checkpoint and the cause
+            raise CheckpointError(f"checkpoint {self.step_path(step)} is unreadable: {_reason(e)}") from e
+
+    def read_config(self, step: Optional[int] = None) -> Any:
+        """The config saved with ``step`` (default: latest), as plain JSON values."""
+        return self.read_meta(step)["config"]
+
+    def _resolve_step(self, step: Optional[int]) -> int:
+        steps = self.all_steps()
+        if step is None:
+            if not steps:
+                raise CheckpointError(f"no checkpoint in {self.directory}")
+            return steps[-1]
+        if int(step) not in steps:
+            raise CheckpointError(f"no checkpoint for step {step} in {self.directory} (steps: {steps})")
+        return int(step)
+
+    def restore(self, step: Optional[int] = None, *, target: RunState, config: Any = None) -> RunState:
+        """Reads ``step`` (default: latest) into the structure, shapes and shardings of ``target``.
+
+        ``target`` holds arrays or ``jax.ShapeDtypeStruct``; a ``target.replay`` of None
+        skips the buffer. With ``config`` given, the saved config must equal it.
+        """
+        step = self._resolve_step(step)
+        path = self.step_path(step)
+        meta = self.read_meta(step)
+        if config is not None:
+            _check_config(path, meta["config"], config_to_json(config))
+        want_replay = target.replay is not None
+        if want_replay and not meta["has_replay"]:
+            raise CheckpointError(f"checkpoint {path} holds no replay buffer, but the target asks for one")
+        parts = {"state": target._replace(replay=None)}
+        if want_replay:
+            parts["replay"] = target.replay
+        try:
+            stored = self._manager.item_metadata(step)
+        except Exception as e:  # orbax/tensorstore raise many types; name the checkpoint and the cause
+            raise CheckpointError(f"checkpoint {path} is corrupt or incomplete: {_reason(e)}") from e
+        args = {}
+        for item, tree in parts.items():
+            abstract = {p: _abstract(x) for p, x in _flatten(tree).items()}
+            _check_shapes(path, item, stored[item], abstract)
+            args[item] = ocp.args.StandardRestore(_nest(abstract))
+        try:
+            restored = self._manager.restore(step, args=ocp.args.Composite(**args))
+        except Exception as e:  # orbax/tensorstore raise many types; name the checkpoint and the cause
+            raise CheckpointError(f"checkpoint {path} is corrupt or incomplete: {_reason(e)}") from e
+        result = {item: self._unpack(path, item, tree, restored[item], meta) for item, tree in parts.items()}
+        return result["state"]._replace(replay=result.get("replay"))
+
+    def _unpack(self, path: str, item: str, target: Any, restored: Any, meta: Dict[str, Any]) -> Any:
+        """Restored nested dict -> the target's structure; checksums verified, keys re-typed."""
+        values = _flatten(restored)
+        leaves = []
+        for p, want in _flatten(target).items():
+            name, value = f"{item}/{p}", values[p]
+            expected = meta["checksums"].get(name)
+            if self.config.verify_checksums and expected is not None and _checksum(value) not in (None, expected):
+                raise CheckpointError(f"checkpoint {path} is corrupt: array {name} does not match its checksum")
+            if _is_key(_array_like(want)):
+                impl = meta["prng_keys"].get(name)
+                value = jax.random.wrap_key_data(value, impl=impl) if impl else jax.random.wrap_key_data(value)
+            leaves.append(value)
+        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(target), leaves)
+
+
+def _reason(e: BaseException) -> str:
+    """A one-line cause: the innermost error of the chain, without TensorStore's spec dump."""
+    chain = [e]
+    while (chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
+        chain.append(chain[-1].__cause__ or chain[-1].__context__)
+    inner = chain[-1]
+    text = str(inner).split("See full TensorStore details")[0].strip().splitlines()
+    return f"{type(inner).__name__}: {text[0] if text else ''}"[:400]
+
+
+def _check_config(path: str, saved: Any, asked: Any) -> None:
+    if saved == asked:
+        return
+    diffs = []
+
+    def walk(prefix: str, a: Any, b: Any) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for k in sorted(set(a) | set(b)):
+                walk(f"{prefix}.{k}" if prefix else k, a.get(k, "<absent>"), b.get(k, "<absent>"))
+        elif a != b:
+            diffs.append(f"{prefix or 'config'}: checkpoint has {a!r}, asked for {b!r}")
+
+    walk("", saved, asked)
+    raise CheckpointError(f"checkpoint {path} was saved with a different config: " + "; ".join(diffs[:10]))
+
+
+def _check_shapes(path: str, item: str, stored: Any, abstract: Dict[str, jax.ShapeDtypeStruct]) -> None:
+    """The target must ask for exactly the stored arrays, with their shapes and dtypes."""
+    stored_flat = _flatten(getattr(stored, "tree", stored) or {})
+    missing = sorted(set(abstract) - set(stored_flat))
+    extra = sorted(set(stored_flat) - set(abstract))
+    if missing or extra:
+        raise CheckpointError(
+            f"checkpoint {path} does not fit the target ({item}): "
+            f"arrays the target asks for but the checkpoint lacks: {missing[:5]}; "
+            f"arrays the checkpoint holds but the target lacks: {extra[:5]}"
+        )
+    for p, want in abstract.items():
+        have = stored_flat[p]
+        if tuple(have.shape) != tuple(want.shape) or jnp.dtype(have.dtype) != jnp.dtype(want.dtype):
+            raise CheckpointError(
+                f"checkpoint {path} does not fit the target: {item}/{p} is "
+                f"{jnp.dtype(have.dtype).name}{list(have.shape)} in the checkpoint, "
+                f"the target asks for {jnp.dtype(want.dtype).name}{list(want.shape)}"
+            )
+
+
+__all__ = ["CheckpointConfig", "CheckpointError", "RunCheckpointer", "RunState", "config_to_json"]

@@ -1,0 +1,168 @@
+"""The mctx search over pgx games: mates, negamax signs, the λ = 1 reduction, root statistics."""
+
+import functools
+
+import chess
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from azdb_jax import diversity, envs, features, networks, search
+from azdb_jax.envs import chess_interop
+from azdb_jax.networks import NetOutput
+
+# Mate-in-one positions, each checked with python-chess below.
+MATE_IN_ONE = [
+    "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 4 4",  # Qxf7#
+    "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",  # Rd8#
+    "3r2k1/8/8/8/8/8/5PPP/6K1 b - - 0 1",  # ...Rd1#
+    "k7/8/1K6/8/8/8/8/7R w - - 0 1",  # Rh8#
+    "r1b1kbnr/pppp1ppp/2n5/4p3/2B1P2q/5N2/PPPP1PPP/RNBQK2R b KQkq - 5 4",  # ...Qxf2#? python-chess decides
+]
+
+
+def _uniform_net(num_actions, value_fn=None):
+    """Uniform policy; value from ``value_fn(obs)`` (default 0): a stand-in network."""
+
+    def apply(params, obs, player):
+        del params, player
+        batch = obs.shape[0]
+        value = jnp.zeros(batch) if value_fn is None else value_fn(obs)
+        return NetOutput(jnp.zeros((batch, num_actions)), value, jnp.zeros(batch))
+
+    return apply
+
+
+def _mate_positions():
+    """(FEN, set of mating UCI moves) for the positions that python-chess confirms."""
+    fens = []
+    for fen in MATE_IN_ONE:
+        board = chess.Board(fen)
+        mates = {m.uci() for m in board.legal_moves if _mates(board, m)}
+        if board.is_valid() and mates:
+            fens.append((fen, mates))
+    return fens
+
+
+def _mates(board, move):
+    board = board.copy(stack=False)
+    board.push(move)
+    return board.is_checkmate()
+
+
+def test_puct_finds_mate_in_one_in_chess():
+    env = envs.make("chess")
+    positions = _mate_positions()
+    assert len(positions) >= 3
+    states = chess_interop.states_from_fens([fen for fen, _ in positions])
+    batch = len(positions)
+    # A draw for unvisited moves lets every move be tried once; the mate is then worth +1
+    # through the game's terminal reward, and the search keeps returning to it.
+    config = search.SearchConfig(num_simulations=160, unvisited_q=0.0)
+    out = jax.jit(lambda key: search.run_search(
+        env, _uniform_net(env.num_actions), None, key, states, jnp.zeros(batch, jnp.int32), jnp.ones(batch),
+        config=config, add_noise=False))(jax.random.PRNGKey(0))
+    visits = np.asarray(out.policy_output.search_tree.children_visits[:, 0])
+    for b, (fen, mates) in enumerate(positions):
+        best = chess_interop.action_to_uci(int(visits[b].argmax()), chess.Board(fen))
+        assert best in mates, (fen, best, mates)
+
+
+def _nim_value_one_counter(obs):
+    """0.25 for the side to move when exactly one counter is left, else 0."""
+    sizes = jnp.argmax(obs[..., 0], axis=-1)  # [B, K]
+    return jnp.where(sizes.sum(-1) == 1, 0.25, 0.0)
+
+
+def test_negamax_signs_on_two_ply_tree():
+    # Nim (1, 1): whatever the root player takes, the opponent takes the last counter.
+    # Root child c = [1 counter left]: value 0.25 for the opponent to move (1 ply), and
+    # one move to a terminal state that pays the opponent +1 (2 plies). For the root
+    # player, Q(root, a) after n visits = (-0.25 + (n - 1) * (-1)) / n.
+    env = envs.make("nim", heaps=(1, 1))
+    state = jax.vmap(lambda k: env.state_from_heaps(jnp.int32([1, 1]), 0))(jax.random.split(jax.random.PRNGKey(0), 1))
+    config = search.SearchConfig(num_simulations=7, unvisited_q=0.0)
+    out = search.run_search(env, _uniform_net(env.num_actions, _nim_value_one_counter), None, jax.random.PRNGKey(1),
+                            state, jnp.zeros(1, jnp.int32), jnp.ones(1), config=config, add_noise=False)
+    tree = out.policy_output.search_tree
+    visits = np.asarray(tree.children_visits[0, 0])
+    q = np.asarray(tree.qvalues(jnp.zeros(1, jnp.int32))[0])
+    assert visits.sum() == 7 and set(np.flatnonzero(visits)) == {0, 1}  # take from heap 0 or heap 1
+    for a in (0, 1):
+        n = visits[a]
+        np.testing.assert_allclose(q[a], (-0.25 - (n - 1)) / n, rtol=1e-6)
+    stats = search.root_statistics(out, config=config)
+    np.testing.assert_allclose(stats.value[0], q.max(), rtol=1e-6)
+
+
+@functools.lru_cache(maxsize=None)
+def _ttt_setup(num_players=3):
+    env = envs.make("tic_tac_toe")
+    net = networks.make_network(networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8),
+                                num_actions=env.num_actions, num_players=num_players)
+    states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(3), 4))
+    states = jax.vmap(env.step)(states, jnp.int32([4, 0, 8, 2]))
+    params = net.init(jax.random.PRNGKey(0), states.observation)
+    return env, net, params, states
+
+
+def test_lambda_one_is_bit_identical_to_plain_alphazero():
+    env, net, params, states = _ttt_setup()
+    phi_fn = features.feature_fn(env)
+    psi = jax.random.uniform(jax.random.PRNGKey(5), (3, features.num_features(env)))
+    reward_fn = functools.partial(diversity.team_intrinsic_reward, l0=0.5)
+    player = jnp.int32([0, 1, 2, 1])
+    config = search.SearchConfig(num_simulations=24)
+    key = jax.random.PRNGKey(7)
+    plain = search.run_search(env, net.apply, params, key, states, player, jnp.ones(4), config=config, add_noise=True)
+    hooked = search.run_search(env, net.apply, params, key, states, player, jnp.ones(4), config=config,
+                               add_noise=True, feature_fn=phi_fn, intrinsic_reward_fn=reward_fn, hook_params=psi)
+    for a, b in zip(jax.tree.leaves(plain.policy_output.search_tree), jax.tree.leaves(hooked.policy_output.search_tree)):
+        if a.dtype != jnp.int8:  # embeddings' dropped observation placeholder
+            np.testing.assert_array_equal(a, b)
+    # ... while λ < 1 does change the search (the hook is live).
+    mixed = search.run_search(env, net.apply, params, key, states, player, jnp.full(4, 0.5), config=config,
+                              add_noise=True, feature_fn=phi_fn, intrinsic_reward_fn=reward_fn, hook_params=psi)
+    assert not np.array_equal(plain.policy_output.search_tree.node_values, mixed.policy_output.search_tree.node_values)
+
+
+@pytest.mark.parametrize("num_simulations", [5, 17])
+def test_root_u_reproduces_the_next_root_selection(num_simulations):
+    env, net, params, states = _ttt_setup()
+    config = search.SearchConfig(num_simulations=num_simulations, pb_c_init=1.25, pb_c_base=19652.0)
+    player = jnp.int32([0, 1, 2, 0])
+    run = lambda n: search.run_search(  # noqa: E731
+        env, net.apply, params, jax.random.PRNGKey(11), states, player, jnp.ones(4),
+        config=search.SearchConfig(num_simulations=n), add_noise=False)
+    before, after = run(num_simulations), run(num_simulations + 1)
+    stats = search.root_statistics(before, config=config)
+    np.testing.assert_array_equal(stats.total_visits, num_simulations)
+    q_norm = jnp.where(stats.visited, (stats.q + 1.0) / 2.0, 0.0)  # unvisited count as a loss
+    score = jnp.where(states.legal_action_mask, q_norm + stats.u, -jnp.inf)
+    chosen = np.asarray(after.policy_output.search_tree.children_visits[:, 0] - stats.visits).argmax(-1)
+    np.testing.assert_array_equal(np.asarray(score).argmax(-1), chosen)
+
+
+def test_root_statistics_prior_is_clean_and_invalid_actions_never_visited():
+    env, net, params, states = _ttt_setup()
+    config = search.SearchConfig(num_simulations=32)
+    out = search.run_search(env, net.apply, params, jax.random.PRNGKey(2), states, jnp.zeros(4, jnp.int32),
+                            jnp.ones(4), config=config, add_noise=True)
+    stats = search.root_statistics(out, config=config)
+    clean = jax.nn.softmax(jnp.where(states.legal_action_mask,
+                                     net.apply(params, states.observation, jnp.zeros(4, jnp.int32)).policy_logits,
+                                     -jnp.inf))
+    np.testing.assert_allclose(stats.prior, clean, rtol=1e-5, atol=1e-7)
+    noisy = jax.nn.softmax(out.policy_output.search_tree.children_prior_logits[:, 0])
+    assert not np.allclose(noisy, clean)  # mctx's own copy carries the Dirichlet noise
+    assert not np.asarray(stats.visited & ~states.legal_action_mask).any()
+
+
+def test_bad_search_config_values():
+    with pytest.raises(ValueError, match="algorithm"):
+        search.SearchConfig(algorithm="alphabeta")
+    with pytest.raises(ValueError, match="num_simulations"):
+        search.SearchConfig(num_simulations=0)
+    with pytest.raises(ValueError, match="unvisited_q"):
+        search.SearchConfig(unvisited_q=2.0)
