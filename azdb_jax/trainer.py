@@ -1,8 +1,8 @@
-"""One training iteration: self-play, targets, replay, learner — a single pure function.
+"""One training iteration: a self-play phase, then learner steps.
 
-``train_iteration`` composes the library's pure pieces; the experiment layer jits it
-once and calls it in a host loop (one compiled program per iteration, no host sync
-inside). Games carry over between iterations, so a game may straddle two windows: the
+Both phases are pure functions of a ``TrainerState``; the experiment layer jits each
+once (one compiled program per phase: the self-play window with its targets and replay
+writes, and the learner step) and dispatches them from a host loop without syncing. Games carry over between iterations, so a game may straddle two windows: the
 previous window's transitions are kept (``pending``) and targets are computed over
 both windows, so every transition whose game ends within one window after it is
 trained exactly once. Transitions of games longer than that are dropped (counted in
@@ -141,41 +141,27 @@ def _payoff_update(payoff: matchmaking.PayoffTracker, window: selfplay.Transitio
                                      flat(white_result), flat(window.terminated))
 
 
-def train_iteration(components: Components, state: TrainerState) -> tuple[TrainerState, Dict[str, Array]]:
-    """Plays one self-play window, stores its new examples and takes the learner steps."""
+def selfplay_phase(components: Components, state: TrainerState) -> tuple[TrainerState, Dict[str, Array]]:
+    """Plays one self-play window and stores its new trainable examples (one jit)."""
     c = components
-    key, play_key, store_key, learn_key = jax.random.split(state.rng_key, 4)
+    key, play_key, store_key = jax.random.split(state.rng_key, 3)
     games, current = _play(c, state.train_state.params, play_key, state.games, state.payoff)
     window = _examples(state.pending, current)
     stored = replay.store_mask(store_key, window.trainable, c.store_fraction)
     buffer = replay.add(state.replay, window.examples, stored)
-    # No learning until the buffer holds one batch (early iterations of long games).
-    ready = buffer.size >= min(c.batch_size, replay.capacity(buffer))
-
-    def learn(train_state, step_key):
-        sample_key, step_key = jax.random.split(step_key)
-        batch = replay.sample(buffer, sample_key, c.batch_size, config=c.replay_config)
-        new_state, step_metrics = learner_lib.learner_step(c.network, c.optimizer, train_state, batch, step_key,
-                                                           config=c.learner_config)
-        return jax.tree.map(lambda new, old: jnp.where(ready, new, old), new_state, train_state), step_metrics
-
-    train_state, learn_metrics = jax.lax.scan(learn, state.train_state, jax.random.split(learn_key, c.learner_steps))
-    finished = current.terminated.sum()
     pending_trainable = state.pending.train_mask
     dropped = pending_trainable & ~window.outcome_known[: c.selfplay_config.num_plies]
-    metrics = {name: value.mean() for name, value in learn_metrics.items()}
-    metrics.update(
+    finished = current.terminated.sum()
+    metrics = dict(
         games_finished=finished,
         examples_stored=stored.sum(),
         replay_size=buffer.size,
         mean_search_value=current.search_value.mean(),
-        learner_ready=ready,
         # Previous-window transitions that never got an outcome: their games ran too long.
         dropped_fraction=dropped.sum() / jnp.maximum(pending_trainable.sum(), 1),
-        mean_game_length=c.selfplay_config.num_plies * c.selfplay_config.num_games / jnp.maximum(finished, 1),
+        plies_per_game=c.selfplay_config.num_plies * c.selfplay_config.num_games / jnp.maximum(finished, 1),
     )
-    new_state = TrainerState(
-        train_state=train_state,
+    new_state = state._replace(
         replay=buffer,
         games=games,
         pending=current,
@@ -184,3 +170,41 @@ def train_iteration(components: Components, state: TrainerState) -> tuple[Traine
         iteration=state.iteration + 1,
     )
     return new_state, metrics
+
+
+def learner_phase_step(components: Components, state: TrainerState) -> tuple[TrainerState, Dict[str, Array]]:
+    """One learner step on a batch sampled from the replay buffer (one jit).
+
+    No update happens until the buffer holds one batch (early windows of long games);
+    ``metrics["learner_ready"]`` says whether it did.
+    """
+    c = components
+    key, sample_key, step_key = jax.random.split(state.rng_key, 3)
+    ready = state.replay.size >= min(c.batch_size, replay.capacity(state.replay))
+    batch = replay.sample(state.replay, sample_key, c.batch_size, config=c.replay_config)
+    train_state, metrics = learner_lib.learner_step(c.network, c.optimizer, state.train_state, batch, step_key,
+                                                    config=c.learner_config)
+    train_state = jax.tree.map(lambda new, old: jnp.where(ready, new, old), train_state, state.train_state)
+    return state._replace(train_state=train_state, rng_key=key), dict(metrics, learner_ready=ready)
+
+
+def train_iteration(components: Components, state: TrainerState,
+                    selfplay_fn: Optional[Callable] = None,
+                    learner_fn: Optional[Callable] = None) -> tuple[TrainerState, Dict[str, Array]]:
+    """A self-play phase then ``learner_steps`` learner steps; metrics averaged over the steps.
+
+    ``selfplay_fn``/``learner_fn`` are the jitted phases (the experiment layer passes
+    them); unjitted by default. The learner steps are dispatched from the host rather
+    than scanned: XLA:CPU runs convolution gradients inside loops an order of magnitude
+    slower than unrolled, and dispatch is asynchronous, so nothing waits on the host.
+    """
+    selfplay_fn = selfplay_fn or functools.partial(selfplay_phase, components)
+    learner_fn = learner_fn or functools.partial(learner_phase_step, components)
+    state, metrics = selfplay_fn(state)
+    learn_metrics = []
+    for _ in range(components.learner_steps):
+        state, step_metrics = learner_fn(state)
+        learn_metrics.append(step_metrics)
+    for name in learn_metrics[0]:
+        metrics[name] = sum(m[name] for m in learn_metrics) / len(learn_metrics)
+    return state, metrics

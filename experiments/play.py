@@ -66,18 +66,18 @@ def _result(rewards: np.ndarray, first_player: int, finished: bool) -> str:
 
 
 def _print_chess(games: Dict[str, np.ndarray], show: int) -> None:
-    from azdb_jax.envs import chess_interop  # pylint: disable=g-import-not-at-top
+    from azdb_jax.envs import chess_pgn  # pylint: disable=g-import-not-at-top
 
     for b in range(len(games["actions"])):
         length = _game_length(games["done"][b])
         actions = games["actions"][b, :length].tolist()
-        pgn = chess_interop.game_to_pgn(actions, white="random", black="random", event=f"azdb_jax random game {b}")
-        headers = pgn.split("\n\n")[0]
-        result = [line for line in headers.splitlines() if line.startswith("[Result")][0]
-        termination = chess_interop.termination_reason(actions)
-        print(f"game {b}: {length} plies, {result[9:-2]} ({termination})")
+        final = chess_pgn.replay_actions(actions)
+        result = chess_pgn.game_result(final, num_plies=length)
+        termination = chess_pgn.termination_reason(final, num_plies=length)
+        print(f"game {b}: {length} plies, {result} ({termination})")
         if b < show:
-            print(pgn, end="\n\n")
+            print(chess_pgn.pgn_string(actions, white="random", black="random", event=f"azdb_jax random game {b}"),
+                  end="\n\n")
 
 
 def _print_other(game: str, games: Dict[str, np.ndarray], show: int) -> None:

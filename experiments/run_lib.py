@@ -222,8 +222,11 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
     start = int(state.iteration)
     log = MetricsLog(workdir, keep_up_to=start if resume else None)
 
-    iterate = jax.jit(functools.partial(trainer.train_iteration, components),
-                      in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0)
+    selfplay_fn = jax.jit(functools.partial(trainer.selfplay_phase, components),
+                          in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0)
+    learner_fn = jax.jit(functools.partial(trainer.learner_phase_step, components),
+                         in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0)
+    iterate = functools.partial(trainer.train_iteration, components, selfplay_fn=selfplay_fn, learner_fn=learner_fn)
     last = config.run.num_iterations if stop_after is None else min(config.run.num_iterations, start + stop_after)
     bar = tqdm.tqdm(range(start, last), initial=start, total=config.run.num_iterations, disable=not progress,
                     desc="train", unit="it")

@@ -6,21 +6,24 @@ action encoding (AlphaZero's 4672 = 64 squares x 73 planes), same observation, s
 rules as implemented by python-chess:
 
 1. Repetition after ``init``. pgx seeds the hash history with a constant Zobrist hash
-   that no longer matches its own hash tables under current JAX, so a threefold
-   repetition involving the initial position was detected one occurrence late. `_init`
-   stores the true hash of the initial position.
+   that no longer matches its own hash tables under current JAX, so the initial
+   position counts once too few: its threefold repetition is missed and the game goes
+   on (typically ending a ply later, when the next position repeats). `_init` stores
+   the true hash of the initial position.
 2. En passant and repetition. pgx keeps the en-passant square (and its hash key) after
    every double pawn push; FIDE (and python-chess, ``fen()``'s default) only count it when
    an en-passant capture is actually legal. `step` clears the square, before hashing,
    when no legal en-passant capture exists, so repetitions and FENs agree with
    python-chess.
-3. Move generation limits. pgx's generator looks at no more than 16 of the mover's
-   pieces and keeps no more than 200 pseudo-legal moves. Both hold in every position
-   reachable from the standard start (at most 16 pieces per side) except composed
-   positions with more than 200 pseudo-legal moves (many queens), but 6 of the paper's
-   68 puzzle positions give White 19-21 pieces. ``Chess(max_pieces=32)`` switches to
-   `extended_legal_action_mask`, which scans up to ``max_pieces`` pieces and keeps every
-   candidate move (no cap); the default (16) keeps pgx's faster generator.
+3. Move generation limits. pgx's generator considers at most 16 of the mover's pieces
+   and keeps at most 200 pseudo-legal candidate moves (before the check filter;
+   underpromotions are added afterwards). Positions reachable from the standard start
+   never have more than 16 pieces a side, and more than 200 pseudo-legal moves needs
+   many promoted queens (e.g. the 218-move record position). But 6 of the
+   paper's 68 positions (Penrose 30-35) give White 19-21 pieces, and pgx misses 4-11 of
+   their 31-43 legal moves. ``Chess(max_pieces=32)`` switches to
+   `extended_legal_action_mask`: up to ``max_pieces`` pieces, no cap on candidate moves,
+   about 2x slower per step; the default (16) keeps pgx's faster generator.
 
 Kept from pgx on purpose: the game is a draw after 512 plies counted from ``init`` or
 from the loaded position (``MAX_TERMINATION_STEPS``, as in AlphaZero); insufficient
@@ -195,7 +198,9 @@ class Chess(_PgxChess):
         default) uses pgx's generator, exact for every position with at most 16 pieces per
         side and at most 200 pseudo-legal moves. Larger values (up to 64) use
         `extended_legal_action_mask`: exact for composed positions with more pieces or
-        moves (e.g. 6 of the paper's Penrose positions), about 2-3x slower per step.
+        moves (e.g. 6 of the paper's Penrose positions), about 2x slower per step.
+        ``chess_interop.required_max_pieces(fens)`` says which value a set of
+        positions needs.
     """
 
     def __init__(self, max_pieces: int = DEFAULT_MAX_PIECES):

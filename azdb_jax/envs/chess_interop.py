@@ -35,6 +35,7 @@ __all__ = [
     "uci_to_action",
     "move_to_action",
     "legal_uci_moves",
+    "action_squares",
 ]
 
 Position = chess.Board | State
@@ -104,12 +105,13 @@ def required_max_pieces(boards: Iterable[chess.Board | str]) -> int:
 
     16 (pgx's fast generator) unless a side has more than 16 pieces or the side to move
     has more than 200 pseudo-legal moves (counting a promotion once); otherwise the
-    largest piece count of a side, at least 32.
+    largest piece count of a side, at least 32. Piece counts never grow during a game;
+    move counts can, so a composed start position may still need 32 later on.
     """
     most, extended = DEFAULT_MAX_PIECES, False
     for board in boards:
-        board = chess.Board(board) if isinstance(board, str) else board
-        pieces = max(chess.popcount(board.occupied_co[chess.WHITE]), chess.popcount(board.occupied_co[chess.BLACK]))
+        board = _parse_board(board) if isinstance(board, str) else board
+        pieces = max(chess.popcount(side) for side in board.occupied_co)
         moves = sum(1 for m in board.pseudo_legal_moves if m.promotion in (None, chess.QUEEN))
         extended |= pieces > DEFAULT_MAX_PIECES or moves > 200
         most = max(most, pieces)
@@ -288,6 +290,15 @@ def _decode(actions: np.ndarray, squares: np.ndarray, color: int) -> list[str]:
     queen = (plane >= 9) & (squares[origin] == chess.PAWN) & (target % 8 == 7)
     suffix = np.where(plane < 9, _PROMOTION_LETTER[np.minimum(plane // 3, 2)], np.where(queen, "q", ""))
     return np.char.add(uci, suffix).tolist()
+
+
+def action_squares(action: int, mover: chess.Color) -> tuple[chess.Square, chess.Square]:
+    """(from, to) python-chess squares of action id ``action`` played by ``mover`` (True: White)."""
+    if not 0 <= action < NUM_ACTIONS or _FROM_PLANE[action // 73, action % 73] < 0:
+        raise ValueError(f"{action} is not a pgx chess action id (or it moves off the board)")
+    color = 0 if mover == chess.WHITE else 1
+    target = _FROM_PLANE[action // 73, action % 73]
+    return int(_absolute_square(action // 73, color)), int(_absolute_square(target, color))
 
 
 def _encode(move: chess.Move, squares: np.ndarray, color: int) -> int:
