@@ -21,6 +21,7 @@ INSTALL_REQUIRES = [
     "chess>=1.10.0,<2",
     "numpy>=1.26",
     "tqdm>=4.66",
+    "tensorboardX>=2.6",  # TensorBoard event files without TensorFlow
 ]
 
 EXTRAS_REQUIRE = {

@@ -38,6 +38,8 @@ def make_start_sampler(
     """
     if not 0.0 <= initial_prob <= 1.0:
         raise ValueError(f"initial_prob must be in [0, 1], got {initial_prob}")
+    if positions.current_player.ndim != 1:
+        raise ValueError("positions must be a stacked State [N, ...] (e.g. chess_interop.states_from_fens)")
     num_positions = int(positions.current_player.shape[0])
     if num_positions == 0:
         raise ValueError("the start-position set is empty")
