@@ -1,0 +1,51 @@
+"""The game/batch axis sharded over devices gives the same run as one device.
+
+Runs in a subprocess with two forced CPU devices (XLA_FLAGS must be set before JAX
+starts): the same tiny run on a 1-device mesh and on a 2-device mesh.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, {repo!r})
+    import jax
+    assert jax.device_count() == 2, jax.devices()
+    from azdb_jax import config as config_lib
+    from experiments import run_lib
+    from experiments.configs import get_preset
+    sys.path.insert(0, {tests!r})
+    from test_trainer import TINY
+    out = {{}}
+    for devices in (1, 2):
+        config = config_lib.apply_overrides(get_preset("demo"), TINY + [
+            "run.num_devices=%d" % devices, "run.eval_every=0", "run.num_iterations=3"])
+        workdir = {tmp!r} + "/run%d" % devices
+        run_lib.train(config, workdir, progress=False)
+        out[devices] = [json.loads(l) for l in open(workdir + "/metrics.jsonl")]
+    print(json.dumps(out))
+""")
+
+
+def test_one_and_two_devices_agree(tmp_path):
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    script = SCRIPT.format(repo=str(REPO), tests=str(REPO / "tests"), tmp=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-4000:]
+    runs = json.loads(result.stdout.strip().splitlines()[-1])
+    one, two = runs["1"], runs["2"]
+    assert len(one) == len(two) == 3
+    for a, b in zip(one, two):
+        assert a.keys() == b.keys()
+        for name in a:
+            if isinstance(a[name], str):
+                assert a[name] == b[name]
+                continue
+            assert abs(a[name] - b[name]) <= 1e-4 * max(1.0, abs(a[name])), (name, a[name], b[name])

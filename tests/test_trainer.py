@@ -1,0 +1,100 @@
+"""The training loop: targets across windows, exact resume, errors on bad runs."""
+
+import functools
+import json
+import pathlib
+import shutil
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from azdb_jax import checkpoint, trainer  # noqa: E402
+from azdb_jax import config as config_lib  # noqa: E402
+from experiments import run_lib  # noqa: E402
+from experiments.configs import get_preset  # noqa: E402
+
+TINY = [
+    "env.name=tic_tac_toe", "team.num_players=2", "team.matchmaker=uniform",
+    "network.channels=8", "network.num_blocks=1", "network.value_hidden=8",
+    "search.num_simulations=6", "selfplay.num_games=8", "selfplay.num_plies=5", "selfplay.sample_plies=2",
+    "replay.capacity=512", "run.batch_size=32", "run.learner_steps=2", "run.num_iterations=4",
+    "run.eval_every=2", "run.eval_games=4", "run.eval_simulations=4", "run.checkpoint_every=2",
+]
+
+
+def tiny_config(*extra):
+    return config_lib.apply_overrides(get_preset("demo"), TINY + list(extra))
+
+
+def _records(workdir):
+    return [json.loads(line) for line in (pathlib.Path(workdir) / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_every_finished_transition_is_stored_once():
+    # A transition at window position t sees 2T - t - 1 later plies; tic-tac-toe games last
+    # at most 9 plies <= T + 1 for T = 8, so every trainable transition gets its outcome (in
+    # its own window or the next) and is stored exactly once.
+    config = tiny_config("selfplay.num_plies=8")
+    components = run_lib.build_components(config)
+    state = trainer.init_trainer(components, jax.random.PRNGKey(0))
+    phase = jax.jit(functools.partial(trainer.selfplay_phase, components))
+    stored, trainable_finished = 0, 0
+    windows = []
+    for _ in range(6):
+        state, metrics = phase(state)
+        stored += int(metrics["examples_stored"])
+        assert float(metrics["dropped_fraction"]) == 0.0
+        windows.append(jax.device_get(state.pending))
+    stream = jax.tree.map(lambda *w: np.concatenate(w), *windows)  # [6T, B]
+    for b in range(stream.terminated.shape[1]):
+        last_end = np.flatnonzero(stream.terminated[:, b])
+        if last_end.size:
+            trainable_finished += int(stream.train_mask[: last_end[-1] + 1, b].sum())
+    assert stored == trainable_finished
+    # z in the buffer are game results; +1 on a game's winning move.
+    z = np.asarray(state.replay.data.z[: int(state.replay.size)])
+    assert set(np.unique(z)) <= {-1.0, 0.0, 1.0} and (z == 1.0).any()
+
+
+def test_resume_continues_exactly(tmp_path):
+    config = tiny_config()
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    run_lib.train(config, straight, progress=False)
+    run_lib.train(config, resumed, stop_after=2, progress=False)  # "interrupted" after iteration 2
+    # An iteration past the last checkpoint that was logged and then lost is replayed, not duplicated.
+    with (resumed / "metrics.jsonl").open("a") as f:
+        f.write(json.dumps({"kind": "train", "iteration": 3, "loss": 123.0}) + "\n")
+    run_lib.train(config, resumed, resume=True, progress=False)
+    assert _records(straight) == _records(resumed)
+    kinds = {(r["kind"], r["iteration"]) for r in _records(straight)}
+    assert ("eval", 2) in kinds and ("eval", 4) in kinds and ("train", 4) in kinds
+    opponents = {r["opponent"] for r in _records(straight) if r["kind"] == "eval" and r["iteration"] == 4}
+    assert {"random", "perfect", "previous"} <= opponents
+
+
+def test_run_errors_are_clear(tmp_path):
+    config = tiny_config("run.num_iterations=2")
+    with pytest.raises(FileNotFoundError, match="no config.json"):
+        run_lib.train(config, tmp_path / "nothing", resume=True, progress=False)
+    run_lib.train(config, tmp_path / "run", progress=False)
+    with pytest.raises(ValueError, match="already holds checkpoints"):
+        run_lib.train(config, tmp_path / "run", progress=False)
+    with pytest.raises(ValueError, match="differs from the config"):
+        run_lib.train(tiny_config("run.num_iterations=3"), tmp_path / "run", resume=True, progress=False)
+    # A checkpoint whose data was damaged is refused with its path named.
+    step_dir = tmp_path / "run" / "checkpoints" / "2"
+    data_files = [p for p in (step_dir / "state").rglob("*") if p.is_file() and p.stat().st_size > 64]
+    assert data_files
+    for path in data_files:
+        path.write_bytes(b"\0" * path.stat().st_size)
+    with pytest.raises(checkpoint.CheckpointError, match=str(step_dir)):
+        run_lib.train(config_lib.dataclasses.replace(config, run=config_lib.dataclasses.replace(
+            config.run, num_iterations=2)), tmp_path / "run", resume=True, progress=False)
+    shutil.rmtree(tmp_path / "run" / "checkpoints")
+    with pytest.raises(FileNotFoundError, match="no checkpoint to resume from"):
+        run_lib.train(config, tmp_path / "run", resume=True, progress=False)
