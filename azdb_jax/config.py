@@ -55,6 +55,27 @@ class TeamConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class DiversityConfig:
+    """Behavioural diversity (paper §3, Eq. 6-8; SPEC §1.2-1.8); active when team.lam < 1.
+
+    Defaults were chosen from the runs in docs/results.md.
+    """
+
+    l0: float = 0.5  # ℓ0: the nearest-neighbour distance the reward drives players towards
+    ema_rate: float = 0.1  # α of ψ ← (1 − α) ψ + α ψ_batch, per self-play window
+    n_td: int = 8  # N_TD of the intrinsic value target z_d (even)
+    in_search: bool = True  # add (1 − λ_i) r_d to the root player's transitions in search
+
+    def __post_init__(self):
+        if not self.l0 > 0:
+            raise ValueError(f"diversity.l0 must be > 0, got {self.l0!r}")
+        if not 0.0 < self.ema_rate <= 1.0:
+            raise ValueError(f"diversity.ema_rate must be in (0, 1], got {self.ema_rate!r}")
+        if not isinstance(self.n_td, int) or self.n_td < 2 or self.n_td % 2:
+            raise ValueError(f"diversity.n_td must be an even int >= 2, got {self.n_td!r}")
+
+
+@dataclasses.dataclass(frozen=True)
 class RunConfig:
     """The loop around the iterations: length, learner budget, logging, evaluation, checkpoints."""
 
@@ -91,6 +112,7 @@ class TrainConfig:
 
     env: EnvConfig = EnvConfig()
     team: TeamConfig = TeamConfig()
+    diversity: DiversityConfig = DiversityConfig()
     network: NetworkConfig = NetworkConfig()
     search: SearchConfig = SearchConfig()
     selfplay: SelfPlayConfig = SelfPlayConfig()

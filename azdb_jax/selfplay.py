@@ -69,6 +69,7 @@ class Transition(NamedTuple):
     search_value: Array  # [] root value after search, mover's side
     value_d: Array  # [] network intrinsic value at the root (z_d bootstrap)
     features: Array  # [F] φ of the position after the move
+    reward_d: Array  # [] the mover's intrinsic reward r_d(s, a) as the search saw it (0 without diversity)
     rewards: Array  # [2] rewards by pgx player id after the move
     terminated: Array  # [] the move ended the game (terminated or truncated)
 
@@ -126,6 +127,7 @@ def selfplay_iteration(
     init_fn: Optional[InitFn] = None,
     intrinsic_reward_fn: Optional[search_lib.IntrinsicRewardFn] = None,
     hook_params: Any = None,
+    intrinsic_in_search: bool = True,
 ) -> tuple[SelfPlayState, Transition]:
     """Plays ``config.num_plies`` plies of every game; the key is consumed.
 
@@ -138,13 +140,15 @@ def selfplay_iteration(
       graph: the interaction graph new games draw their players from.
       feature_fn: φ of the env (``azdb_jax.features.feature_fn``).
       init_fn: start-position sampler for new games (``env.init`` by default).
-      intrinsic_reward_fn, hook_params: the diversity reward in search (optional).
+      intrinsic_reward_fn, hook_params: the diversity reward ``r_d`` (optional): recorded
+        per transition and, if ``intrinsic_in_search``, mixed into the search by λ_i.
 
     Returns:
       The games in progress after the iteration, and the transitions [T, B, ...].
     """
     init_fn = env.init if init_fn is None else init_fn
     num_games = state.ply.shape[0]
+    in_search = intrinsic_reward_fn is not None and intrinsic_in_search
 
     def one_ply(state: SelfPlayState, key: Array):
         search_key, action_key, reset_key, match_key = jax.random.split(key, 4)
@@ -154,12 +158,17 @@ def selfplay_iteration(
         player = jnp.take_along_axis(seat_players, mover[:, None], axis=1)[:, 0]
         out = search_lib.run_search(
             env, apply_fn, network_params, search_key, env_state, player, lambdas[player],
-            config=search_config, add_noise=True, feature_fn=feature_fn if intrinsic_reward_fn else None,
-            intrinsic_reward_fn=intrinsic_reward_fn, hook_params=hook_params)
+            config=search_config, add_noise=True, feature_fn=feature_fn if in_search else None,
+            intrinsic_reward_fn=intrinsic_reward_fn if in_search else None, hook_params=hook_params)
         action = _choose_action(action_key, out, state.ply, config=config, algorithm=search_config.algorithm)
         next_state = jax.vmap(env.step)(env_state, action)
         done = next_state.terminated | next_state.truncated
         is_white = mover == state.first_seat
+        phi = jax.vmap(feature_fn)(next_state)
+        if intrinsic_reward_fn is None:
+            reward_d = jnp.zeros(num_games, jnp.float32)
+        else:
+            reward_d = jax.vmap(intrinsic_reward_fn, in_axes=(None, 0, 0))(hook_params, phi, player)
         transition = Transition(
             observation=env_state.observation,
             legal_action_mask=env_state.legal_action_mask,
@@ -173,7 +182,8 @@ def selfplay_iteration(
             train_mask=matchmaking.exploiter_mask(player, state.matchup.learner_id),
             search_value=out.search_value,
             value_d=out.value_d,
-            features=jax.vmap(feature_fn)(next_state),
+            features=phi,
+            reward_d=reward_d,
             rewards=next_state.rewards,
             terminated=done,
         )

@@ -55,6 +55,7 @@ def trainer_state_shardings(mesh: Mesh, state: Any) -> Any:
         games=jax.tree.map(rows(0), state.games),  # [B, ...]
         pending=jax.tree.map(rows(1), state.pending),  # [T, B, ...]
         payoff=jax.tree.map(everywhere, state.payoff),
+        expected_features=jax.tree.map(everywhere, state.expected_features),
         rng_key=replicated(mesh),
         iteration=replicated(mesh),
     )

@@ -14,11 +14,14 @@ from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 import pgx.core
 
+from azdb_jax import diversity
 from azdb_jax import learner as learner_lib
 from azdb_jax import matchmaking, networks, replay, selfplay, targets
+from azdb_jax.config import DiversityConfig
 from azdb_jax import search as search_lib
 from azdb_jax.envs.autoreset import InitFn
 
@@ -44,6 +47,7 @@ class TrainerState(NamedTuple):
     games: selfplay.SelfPlayState  # [B] games in progress
     pending: selfplay.Transition  # [T, B] the previous window's transitions
     payoff: matchmaking.PayoffTracker  # [n, n] results by (white, black) player
+    expected_features: diversity.ExpectedFeatures  # ψ [n, F] (and by colour), SPEC §1.3
     rng_key: Array
     iteration: Array  # [] int32
 
@@ -64,7 +68,13 @@ class Components(NamedTuple):
     store_fraction: float
     batch_size: int
     learner_steps: int
+    diversity_config: DiversityConfig = DiversityConfig()
     init_fn: Optional[InitFn] = None
+
+    @property
+    def diverse(self) -> bool:
+        """Behavioural diversity is on when some player has λ_i < 1 (paper §3)."""
+        return bool(np.any(np.asarray(self.lambdas) < 1.0))
 
 
 def _empty_window(transition_shape: selfplay.Transition) -> selfplay.Transition:
@@ -77,12 +87,15 @@ def init_trainer(components: Components, rng_key: Array) -> TrainerState:
     net_key, games_key, run_key = jax.random.split(rng_key, 3)
     num_players = c.lambdas.shape[0]
     payoff = matchmaking.init_payoff(num_players)
+    num_features = jax.eval_shape(c.feature_fn, jax.eval_shape(c.env.init, rng_key)).shape[-1]
+    expected_features = diversity.init_expected_features(num_players, num_features)
     games = selfplay.init_selfplay(c.env, games_key, num_games=c.selfplay_config.num_games,
                                    graph=c.graph_fn(payoff.mean), init_fn=c.init_fn)
     obs_example = games.env_state.observation[:1]
     train_state = learner_lib.init_train_state(c.network, c.optimizer, net_key, obs_example)
-    window = jax.eval_shape(functools.partial(_play, c), train_state.params, run_key, games, payoff)[1]
-    example = jax.eval_shape(lambda w: _examples(w, w).examples, _empty_window(window))
+    window = jax.eval_shape(functools.partial(_play, c), train_state.params, run_key, games, payoff,
+                            expected_features)[1]
+    example = jax.eval_shape(lambda w: _examples(c, w, w).examples, _empty_window(window))
     example_row = jax.tree.map(lambda s: jnp.zeros(s.shape[1:], s.dtype), example)
     return TrainerState(
         train_state=train_state,
@@ -90,16 +103,20 @@ def init_trainer(components: Components, rng_key: Array) -> TrainerState:
         games=games,
         pending=_empty_window(window),
         payoff=payoff,
+        expected_features=expected_features,
         rng_key=run_key,
         iteration=jnp.zeros((), jnp.int32),
     )
 
 
-def _play(c: Components, params, key, games, payoff):
+def _play(c: Components, params, key, games, payoff, expected_features):
+    reward_fn = functools.partial(diversity.team_intrinsic_reward, l0=c.diversity_config.l0) if c.diverse else None
     return selfplay.selfplay_iteration(
         c.env, c.network.apply, params, key, games,
         lambdas=c.lambdas, config=c.selfplay_config, search_config=c.search_config,
-        graph=c.graph_fn(payoff.mean), feature_fn=c.feature_fn, init_fn=c.init_fn)
+        graph=c.graph_fn(payoff.mean), feature_fn=c.feature_fn, init_fn=c.init_fn,
+        intrinsic_reward_fn=reward_fn, hook_params=expected_features.psi,
+        intrinsic_in_search=c.diversity_config.in_search)
 
 
 def _stream_targets(window: selfplay.Transition) -> targets.Targets:
@@ -114,10 +131,14 @@ class _WindowExamples(NamedTuple):
     outcome_known: Array  # [2T, B] the game of the transition ended inside the two windows
 
 
-def _examples(pending: selfplay.Transition, current: selfplay.Transition) -> _WindowExamples:
+def _examples(c: Components, pending: selfplay.Transition, current: selfplay.Transition) -> _WindowExamples:
     """Training examples of both windows and which of them are new and trainable."""
     window = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), pending, current)
     z = _stream_targets(window)
+    # z_d (SPEC §1.6): the mover's own r_d over N_TD plies plus the stored v_d; its window
+    # need (N_TD plies or the game's end) is implied by z being known.
+    z_d = jax.vmap(functools.partial(targets.intrinsic_value_targets, n_td=c.diversity_config.n_td),
+                   in_axes=(1, 1, 1, 1), out_axes=1)(window.reward_d, window.value_d, window.mover, window.terminated)
     already = jnp.concatenate([_stream_targets(pending).valid, jnp.zeros_like(current.terminated)])
     trainable = window.train_mask & z.valid & ~already
     examples = TrainingExample(
@@ -125,7 +146,7 @@ def _examples(pending: selfplay.Transition, current: selfplay.Transition) -> _Wi
         player=window.player,
         search_policy=window.policy,
         z=z.value,
-        z_d=jnp.zeros_like(z.value),  # the diversity target hook; zero for plain AZ
+        z_d=z_d.value,
         weight=jnp.ones_like(z.value),
     )
     flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), examples)
@@ -145,8 +166,9 @@ def selfplay_phase(components: Components, state: TrainerState) -> tuple[Trainer
     """Plays one self-play window and stores its new trainable examples (one jit)."""
     c = components
     key, play_key, store_key = jax.random.split(state.rng_key, 3)
-    games, current = _play(c, state.train_state.params, play_key, state.games, state.payoff)
-    window = _examples(state.pending, current)
+    games, current = _play(c, state.train_state.params, play_key, state.games, state.payoff,
+                           state.expected_features)
+    window = _examples(c, state.pending, current)
     stored = replay.store_mask(store_key, window.trainable, c.store_fraction)
     buffer = replay.add(state.replay, window.examples, stored)
     pending_trainable = state.pending.train_mask
@@ -161,7 +183,12 @@ def selfplay_phase(components: Components, state: TrainerState) -> tuple[Trainer
         dropped_fraction=dropped.sum() / jnp.maximum(pending_trainable.sum(), 1),
         plies_per_game=c.selfplay_config.num_plies * c.selfplay_config.num_games / jnp.maximum(finished, 1),
     )
+    expected_features = diversity.update_expected_features(
+        state.expected_features, current.features, current.player, jnp.ones_like(current.terminated),
+        jnp.where(current.is_white, 0, 1), jnp.ones_like(current.terminated), rate=c.diversity_config.ema_rate)
+    metrics.update(_diversity_metrics(c, expected_features, current))
     new_state = state._replace(
+        expected_features=expected_features,
         replay=buffer,
         games=games,
         pending=current,
@@ -170,6 +197,17 @@ def selfplay_phase(components: Components, state: TrainerState) -> tuple[Trainer
         iteration=state.iteration + 1,
     )
     return new_state, metrics
+
+
+def _diversity_metrics(c: Components, expected_features: diversity.ExpectedFeatures,
+                       current: selfplay.Transition) -> Dict[str, Array]:
+    """d_i per player, the objective (Eq. 7) and the mean intrinsic reward of the window."""
+    neighbours = diversity.nearest_neighbours(expected_features.psi)
+    metrics = {f"d_{i}": neighbours.distance[i] for i in range(c.lambdas.shape[0])}
+    metrics["diversity_objective"] = diversity.diversity_objective(expected_features.psi, c.lambdas,
+                                                                  l0=c.diversity_config.l0)
+    metrics["mean_reward_d"] = current.reward_d.mean()
+    return metrics
 
 
 def learner_phase_step(components: Components, state: TrainerState) -> tuple[TrainerState, Dict[str, Array]]:

@@ -52,6 +52,7 @@ def build_components(config: config_lib.TrainConfig) -> trainer.Components:
         store_fraction=config.run.store_fraction,
         batch_size=config.run.batch_size,
         learner_steps=config.run.learner_steps,
+        diversity_config=config.diversity,
     )
 
 
@@ -99,6 +100,16 @@ class MetricsLog:
     def close(self) -> None:
         if self._tb is not None:
             self._tb.close()
+
+
+def _save_psi(workdir: pathlib.Path, iteration: int, expected_features) -> None:
+    """ψ snapshot for occupancy heatmaps: psi [n, F], psi_by_colour [n, 2, F] (0 = White)."""
+    folder = workdir / "psi"
+    folder.mkdir(exist_ok=True)
+    arrays = {name: np.asarray(value) for name, value in jax.device_get(expected_features._asdict()).items()}
+    tmp = folder / f"psi_{iteration:07d}.tmp.npz"
+    np.savez(tmp, iteration=iteration, **arrays)
+    os.replace(tmp, folder / f"psi_{iteration:07d}.npz")
 
 
 # ------------------------------------------------------------------ evaluation
@@ -155,6 +166,7 @@ def _to_run_state(state: trainer.TrainerState, previous_params: Any, with_replay
     """A trainer state (plus the evaluator's previous network) as a checkpoint."""
     has_previous = previous_params is not None
     extra = dict(games=state.games, pending=state.pending, payoff=state.payoff, iteration=state.iteration,
+                 expected_features=state.expected_features,
                  previous_params=previous_params if has_previous else state.train_state.params,
                  has_previous=jnp.asarray(has_previous))
     return checkpoint.RunState(params=state.train_state.params, opt_state=state.train_state.opt_state,
@@ -173,7 +185,7 @@ def _from_run_state(run_state: checkpoint.RunState, abstract_for_replay: Optiona
     state = trainer.TrainerState(
         train_state=learner.TrainState(params=run_state.params, opt_state=run_state.opt_state, step=run_state.step),
         replay=replay_state, games=extra["games"], pending=extra["pending"], payoff=extra["payoff"],
-        rng_key=run_state.rng_key, iteration=extra["iteration"])
+        expected_features=extra["expected_features"], rng_key=run_state.rng_key, iteration=extra["iteration"])
     previous = extra["previous_params"] if bool(extra["has_previous"]) else None
     return state, previous
 
@@ -245,6 +257,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
             for record in eval_records:
                 log.write(record)
         if (config.run.checkpoint_every and iteration % config.run.checkpoint_every == 0) or iteration == last:
+            _save_psi(workdir, iteration, state.expected_features)
             previous = evaluator.previous if evaluator is not None else None
             manager.save(iteration, _to_run_state(state, previous, config.run.checkpoint_replay), config=config)
     log.close()

@@ -166,3 +166,35 @@ def test_bad_search_config_values():
         search.SearchConfig(num_simulations=0)
     with pytest.raises(ValueError, match="unvisited_q"):
         search.SearchConfig(unvisited_q=2.0)
+
+
+def test_intrinsic_mix_on_two_ply_tree():
+    # Nim (1, 1), root player P to move with λ = 0.5. P's move earns r_e = 0 and an
+    # intrinsic r_d = w·φ(after the move): +0.4 for taking heap 0, -0.2 for heap 1. The
+    # opponent then must take the last counter: r_e = +1 for the opponent, with no
+    # intrinsic term on its turn (SPEC §1.8). Leaves: the child (opponent to move) is
+    # worth λ·v = 0.5 * 0.25; the root (P to move) λ·v + (1 − λ)·v_d = 0.5 * 0 + 0.5 * 0.6.
+    # So after n visits Q(root, a) = (1 − λ) r_d(a) − (λ v_c + (n − 1) λ) / n.
+    env = envs.make("nim", heaps=(1, 1))
+    state = jax.vmap(lambda k: env.state_from_heaps(jnp.int32([1, 1]), 0))(jax.random.split(jax.random.PRNGKey(0), 1))
+    weights = jnp.float32([0.4, -0.2, 0.0, 0.0])  # φ = one-hot heaps [heap0 = 0, 1, heap1 = 0, 1]
+
+    def apply(params, obs, player):
+        del params, player
+        batch = obs.shape[0]
+        return NetOutput(jnp.zeros((batch, env.num_actions)), _nim_value_one_counter(obs), jnp.full(batch, 0.6))
+
+    lam, config = 0.5, search.SearchConfig(num_simulations=9, unvisited_q=0.0)
+    out = search.run_search(env, apply, None, jax.random.PRNGKey(3), state, jnp.zeros(1, jnp.int32),
+                            jnp.full(1, lam), config=config, add_noise=False, feature_fn=features.nim_features,
+                            intrinsic_reward_fn=lambda w, phi, player: jnp.dot(w, phi), hook_params=weights)
+    tree = out.policy_output.search_tree
+    visits = np.asarray(tree.children_visits[0, 0])
+    q = np.asarray(tree.qvalues(jnp.zeros(1, jnp.int32))[0])
+    r_d = {0: 0.4, 1: -0.2}
+    expected = {a: (1 - lam) * r_d[a] - (lam * 0.25 + (visits[a] - 1) * lam) / visits[a] for a in (0, 1)}
+    assert visits[0] > 0 and visits[1] > 0
+    for a in (0, 1):
+        np.testing.assert_allclose(q[a], expected[a], rtol=1e-5)
+    root_value = ((1 - lam) * 0.6 + sum(visits[a] * expected[a] for a in (0, 1))) / (visits.sum() + 1)
+    np.testing.assert_allclose(out.search_value[0], root_value, rtol=1e-5)

@@ -1,0 +1,264 @@
+"""Learning acceptance of the training core: small AZ runs that must reach known strength.
+
+  python experiments/learning_check.py --game=tic_tac_toe
+  python experiments/learning_check.py --game=all
+  python experiments/learning_check.py --game=nim --override=run.num_iterations=40
+
+Each recipe trains plain AlphaZero (a team of one) from the ``demo`` preset with a few
+overrides and a fixed seed, then measures the trained network against an opponent whose
+strength is known exactly:
+
+tic_tac_toe   arena games against a perfect player, both colours: no loss allowed.
+connect_four  arena games against uniform random play, both colours: >= 95% won.
+nim           heaps (1, 3, 5), every position solved by the Nim oracle: the share of
+              winning positions where the prior's best legal move wins, against the
+              share a uniformly random legal move achieves; and how often the sign of
+              the value head is the game-theoretic value.
+
+The script prints one JSON report per game (the numbers and the wall times of training
+and evaluation, compilation included). ``tests/test_learning.py`` runs the same recipes
+and asserts the acceptance thresholds stored with them.
+"""
+
+import dataclasses
+import functools
+import itertools
+import json
+import pathlib
+import sys
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from absl import app, flags
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+import jax  # noqa: E402  pylint: disable=g-import-not-at-top
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from azdb_jax import arena, opponents, trainer  # noqa: E402
+from azdb_jax import config as config_lib  # noqa: E402
+from azdb_jax.envs import nim as nim_lib  # noqa: E402
+from experiments import run_lib  # noqa: E402
+from experiments.configs import get_preset  # noqa: E402
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """A tuned training run (overrides of the ``demo`` preset) and its acceptance bar.
+
+    Attributes:
+      overrides: ``section.field=value`` overrides applied to the ``demo`` preset. The
+        agent is evaluated with ``run.eval_simulations`` simulations over
+        ``run.eval_games`` arena games (both colours).
+      opponent: name of the fixed opponent (``opponents.opponents_for``) for arena games;
+        empty for the oracle evaluation of Nim.
+      min_score: least share of arena games won (connect four), or None.
+      max_losses: most arena games lost (tic-tac-toe), or None.
+      min_accuracy_margin: least gap between the prior's top-1 accuracy and the random
+        baseline (Nim), or None.
+    """
+
+    overrides: Tuple[str, ...]
+    opponent: str = ""
+    min_score: Optional[float] = None
+    max_losses: Optional[int] = None
+    min_accuracy_margin: Optional[float] = None
+
+
+# Shared by every recipe: plain AZ, no built-in evaluation, one checkpoint at the end.
+_COMMON = ("team.num_players=1", "team.lam=1.0", "run.eval_every=0", "run.checkpoint_every=0", "run.seed=0")
+
+RECIPES: Dict[str, Recipe] = {
+    "tic_tac_toe": Recipe(
+        overrides=_COMMON + (
+            "env.name=tic_tac_toe",
+            "network.channels=32", "network.num_blocks=2", "network.value_hidden=32",
+            "search.num_simulations=32",
+            "selfplay.num_games=64", "selfplay.num_plies=9", "selfplay.sample_plies=4",
+            "replay.capacity=8192",
+            "learner.learning_rate=0.002",
+            "run.num_iterations=30", "run.learner_steps=8", "run.batch_size=128",
+            "run.eval_games=64", "run.eval_simulations=64",
+        ),
+        opponent="perfect",
+        max_losses=0,
+    ),
+    "connect_four": Recipe(
+        overrides=_COMMON + (
+            "env.name=connect_four",
+            "network.channels=32", "network.num_blocks=2", "network.value_hidden=32",
+            "search.num_simulations=24",
+            "selfplay.num_games=64", "selfplay.num_plies=21", "selfplay.sample_plies=8",
+            "replay.capacity=40000",
+            "learner.learning_rate=0.002",
+            "run.num_iterations=40", "run.learner_steps=12", "run.batch_size=256",
+            "run.eval_games=100", "run.eval_simulations=32",
+        ),
+        opponent="random",
+        min_score=0.95,
+    ),
+    "nim": Recipe(
+        overrides=_COMMON + (
+            "env.name=nim", "env.nim_heaps=[1,3,5]",
+            "network.channels=32", "network.num_blocks=2", "network.value_hidden=32",
+            # Stronger root noise keeps self-play visiting the positions off the winning line.
+            "search.num_simulations=32", "search.dirichlet_fraction=0.5",
+            "selfplay.num_games=64", "selfplay.num_plies=9", "selfplay.sample_plies=4",
+            "replay.capacity=8192",
+            "learner.learning_rate=0.002",
+            "run.num_iterations=30", "run.learner_steps=24", "run.batch_size=128",
+        ),
+        min_accuracy_margin=0.25,
+    ),
+}
+
+GAMES = tuple(RECIPES)
+
+
+def make_config(game: str, extra_overrides: Sequence[str] = ()) -> config_lib.TrainConfig:
+    """The recipe's config: the ``demo`` preset with its overrides, then ``extra_overrides``."""
+    if game not in RECIPES:
+        raise ValueError(f"unknown game {game!r}; recipes exist for {GAMES}")
+    return config_lib.apply_overrides(get_preset("demo"), list(RECIPES[game].overrides) + list(extra_overrides))
+
+
+# ------------------------------------------------------------------ training
+
+
+def train(config: config_lib.TrainConfig) -> Tuple[trainer.Components, Any, Dict[str, Any]]:
+    """Runs ``config``'s iterations in memory; returns the components, final params and stats.
+
+    The same phases as ``run_lib.train`` (jitted self-play window, jitted learner step,
+    ``trainer.train_iteration`` dispatching them), without the run directory: no
+    checkpoints, metrics files or built-in evaluation, and the final parameters are
+    returned directly.
+    """
+    start = time.perf_counter()
+    components = run_lib.build_components(config)
+    state = jax.jit(functools.partial(trainer.init_trainer, components))(jax.random.PRNGKey(config.run.seed))
+    selfplay_fn = jax.jit(functools.partial(trainer.selfplay_phase, components), donate_argnums=0)
+    learner_fn = jax.jit(functools.partial(trainer.learner_phase_step, components), donate_argnums=0)
+    metrics: Dict[str, Any] = {}
+    for _ in range(config.run.num_iterations):
+        state, metrics = trainer.train_iteration(components, state, selfplay_fn=selfplay_fn, learner_fn=learner_fn)
+    metrics = {name: round(float(value), 4) for name, value in jax.device_get(metrics).items()}
+    params = jax.block_until_ready(state.train_state.params)
+    stats = dict(iterations=int(state.iteration), learner_steps=int(state.train_state.step),
+                 train_seconds=round(time.perf_counter() - start, 1), last_metrics=metrics)
+    return components, params, stats
+
+
+# ------------------------------------------------------------------ evaluation
+
+
+def eval_search_config(config: config_lib.TrainConfig):
+    """The search the trained agent plays with: the run's search at ``run.eval_simulations``."""
+    return dataclasses.replace(config.search, num_simulations=config.run.eval_simulations)
+
+
+def arena_eval(config: config_lib.TrainConfig, components: trainer.Components, params: Any,
+               opponent: str) -> Dict[str, Any]:
+    """W/D/L of the trained agent (player 0, no noise) against a fixed opponent, both colours."""
+    env = components.env
+    agent = opponents.search_policy(env, components.network.apply, eval_search_config(config), player=0)
+    policy_b = opponents.opponents_for(env.id, env)[opponent]
+    num_games = config.run.eval_games + config.run.eval_games % 2
+    play = jax.jit(functools.partial(arena.play_games, env, agent, policy_b=policy_b, params_b=None,
+                                     num_games=num_games, max_plies=run_lib.max_plies(env)))
+    key = jax.random.PRNGKey(config.run.seed + 1)
+    summary = arena.summarize(jax.device_get(play(params_a=params, rng_key=key)))
+    n = max(summary["finished"], 1)
+    summary["win_rate"] = summary["wins"] / n
+    summary["draw_rate"] = summary["draws"] / n
+    summary["loss_rate"] = summary["losses"] / n
+    summary["opponent"] = opponent
+    return summary
+
+
+def nim_positions(heaps: Sequence[int]) -> np.ndarray:
+    """Every position reachable from ``heaps`` (each heap at most its start size), [P, K]."""
+    return np.array(list(itertools.product(*(range(h + 1) for h in heaps))), dtype=np.int32)
+
+
+def nim_oracle_eval(components: trainer.Components, params: Any) -> Dict[str, Any]:
+    """Compares the network's prior and value with the Nim oracle over every position.
+
+    Top-1 accuracy is measured over the non-terminal positions with at least one winning
+    move: the share where the prior's argmax over legal moves wins. Its random baseline
+    is the mean over those positions of ``#winning / #legal``. Value sign accuracy is
+    the share of non-terminal positions where ``sign(v)`` is the game value (+1 won, -1
+    lost for the side to move).
+    """
+    env = components.env
+    heaps = nim_positions(env.initial_heaps)
+    heaps = heaps[heaps.sum(axis=1) > 0]  # non-terminal
+    states = jax.vmap(env.state_from_heaps)(jnp.asarray(heaps))
+    out = components.network.apply(params, states.observation, jnp.zeros(heaps.shape[0], jnp.int32))
+    legal = np.asarray(states.legal_action_mask)
+    logits = np.where(legal, np.asarray(out.policy_logits), -np.inf)
+    top1 = logits.argmax(axis=-1)
+    winning = np.asarray(jax.vmap(lambda h: nim_lib.winning_moves(h, env.max_heap))(jnp.asarray(heaps)))
+    truth = np.asarray(jax.vmap(nim_lib.position_value)(jnp.asarray(heaps)))
+    value = np.asarray(out.value)
+    won = winning.any(axis=-1)
+    hit = winning[np.arange(len(top1)), top1]
+    accuracy = float(hit[won].mean())
+    baseline = float((winning.sum(-1) / legal.sum(-1))[won].mean())
+    sign_ok = np.sign(value) == truth
+    return dict(
+        positions=int(heaps.shape[0]),
+        won_positions=int(won.sum()),
+        policy_top1_accuracy=accuracy,
+        random_baseline=baseline,
+        accuracy_margin=accuracy - baseline,
+        value_sign_accuracy=float(sign_ok.mean()),
+        value_sign_accuracy_won=float(sign_ok[truth > 0].mean()),
+        value_sign_accuracy_lost=float(sign_ok[truth < 0].mean()),
+    )
+
+
+# ------------------------------------------------------------------ a whole check
+
+
+def run_check(game: str, extra_overrides: Sequence[str] = ()) -> Dict[str, Any]:
+    """Trains the recipe of ``game``, evaluates it and returns the report (see ``passed``)."""
+    recipe = RECIPES[game]
+    config = make_config(game, extra_overrides)
+    components, params, stats = train(config)
+    start = time.perf_counter()
+    if game == "nim":
+        result = nim_oracle_eval(components, params)
+        passed = result["accuracy_margin"] >= recipe.min_accuracy_margin
+    else:
+        result = arena_eval(config, components, params, recipe.opponent)
+        passed = True
+        if recipe.max_losses is not None:
+            passed &= result["losses"] <= recipe.max_losses
+        if recipe.min_score is not None:
+            passed &= result["win_rate"] >= recipe.min_score
+        passed &= result["unfinished"] == 0
+    eval_seconds = round(time.perf_counter() - start, 1)
+    return dict(game=game, passed=bool(passed), result=result, eval_seconds=eval_seconds,
+                total_seconds=round(stats["train_seconds"] + eval_seconds, 1), training=stats,
+                overrides=list(recipe.overrides) + list(extra_overrides),
+                thresholds=dict(max_losses=recipe.max_losses, min_score=recipe.min_score,
+                                min_accuracy_margin=recipe.min_accuracy_margin))
+
+
+_GAME = flags.DEFINE_enum("game", "all", list(GAMES) + ["all"], "Which recipe to run (all: each in turn).")
+_OVERRIDE = flags.DEFINE_multi_string("override", [], "Extra config override section.field=value, after the recipe's.")
+
+
+def main(argv: List[str]) -> None:
+    del argv
+    games = GAMES if _GAME.value == "all" else (_GAME.value,)
+    reports = [run_check(game, _OVERRIDE.value) for game in games]
+    print(json.dumps(reports if len(reports) > 1 else reports[0], indent=1, sort_keys=True))
+    if not all(report["passed"] for report in reports):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    app.run(main)
