@@ -98,3 +98,31 @@ def test_run_errors_are_clear(tmp_path):
     shutil.rmtree(tmp_path / "run" / "checkpoints")
     with pytest.raises(FileNotFoundError, match="no checkpoint to resume from"):
         run_lib.train(config, tmp_path / "run", resume=True, progress=False)
+
+
+def test_diversity_terms_flow_into_records_and_targets():
+    config = tiny_config("team.num_players=3", "team.lam=0.5", "diversity.l0=0.3", "diversity.n_td=2",
+                         "selfplay.num_plies=8")
+    components = run_lib.build_components(config)
+    assert components.diverse and not run_lib.build_components(tiny_config()).diverse
+    state = trainer.init_trainer(components, jax.random.PRNGKey(1))
+    phase = jax.jit(functools.partial(trainer.selfplay_phase, components))
+    state, metrics = phase(state)  # ψ is initialised from this first window
+    psi = np.asarray(state.expected_features.psi)
+    assert np.asarray(state.expected_features.initialised).all()
+    # ψ_i is the mean φ of player i's own moves in the first window.
+    window = jax.device_get(state.pending)
+    for i in range(3):
+        mine = window.player == i
+        np.testing.assert_allclose(psi[i], window.features[mine].mean(0), rtol=1e-5)
+    state, metrics = phase(state)
+    window = jax.device_get(state.pending)
+    # The recorded r_d is Eq. 8 with the ψ the search used (the one before this window).
+    from azdb_jax import diversity  # pylint: disable=g-import-not-at-top
+    expected = jax.vmap(lambda phi, p: diversity.team_intrinsic_reward(jnp.asarray(psi), phi, p, l0=0.3))(
+        window.features.reshape(-1, window.features.shape[-1]), window.player.reshape(-1))
+    np.testing.assert_allclose(window.reward_d.reshape(-1), expected, rtol=1e-5, atol=1e-6)
+    assert np.abs(window.reward_d).max() > 0
+    assert {"d_0", "d_1", "d_2", "diversity_objective", "mean_reward_d"} <= set(metrics)
+    z_d = np.asarray(state.replay.data.z_d[: int(state.replay.size)])
+    assert np.abs(z_d).max() > 0
