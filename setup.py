@@ -22,11 +22,12 @@ INSTALL_REQUIRES = [
     "numpy>=1.26",
     "tqdm>=4.66",
     "tensorboardX>=2.6",  # TensorBoard event files without TensorFlow
+    "matplotlib>=3.8",  # interaction-graph and occupancy heatmaps written during training
 ]
 
 EXTRAS_REQUIRE = {
     "test": ["pytest>=8.0", "pytest-xdist>=3.5", "scipy>=1.11"],
-    "notebooks": ["jupyter>=1.0", "matplotlib>=3.8", "nbformat>=5.9"],
+    "notebooks": ["jupyter>=1.0", "nbformat>=5.9"],
 }
 
 setuptools.setup(

@@ -112,6 +112,19 @@ def _save_psi(workdir: pathlib.Path, iteration: int, expected_features) -> None:
     os.replace(tmp, folder / f"psi_{iteration:07d}.npz")
 
 
+def _save_graph(workdir: pathlib.Path, iteration: int, graph, payoff, name: str) -> None:
+    """The interaction graphs Σ_w, Σ_b and the payoff matrix as PNG heatmaps and npz."""
+    from azdb_jax import plots  # pylint: disable=g-import-not-at-top  (matplotlib only when used)
+
+    folder = workdir / "graphs"
+    folder.mkdir(exist_ok=True)
+    white, black = np.asarray(graph.white), np.asarray(graph.black)
+    mean, counts = np.asarray(payoff.mean), np.asarray(payoff.counts)
+    np.savez(folder / f"graph_{iteration:07d}.npz", sigma_white=white, sigma_black=black, payoff=mean, counts=counts)
+    fig = plots.interaction_graph_figure(white, black, mean, title=f"{name}, iteration {iteration}")
+    plots.save_figure(fig, folder / f"graph_{iteration:07d}.png")
+
+
 # ------------------------------------------------------------------ evaluation
 
 
@@ -234,6 +247,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
     start = int(state.iteration)
     log = MetricsLog(workdir, keep_up_to=start if resume else None)
 
+    graph_fn = jax.jit(components.graph_fn)
     selfplay_fn = jax.jit(functools.partial(trainer.selfplay_phase, components),
                           in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0)
     learner_fn = jax.jit(functools.partial(trainer.learner_phase_step, components),
@@ -258,6 +272,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
                 log.write(record)
         if (config.run.checkpoint_every and iteration % config.run.checkpoint_every == 0) or iteration == last:
             _save_psi(workdir, iteration, state.expected_features)
+            _save_graph(workdir, iteration, graph_fn(state.payoff.mean), state.payoff, config.team.matchmaker)
             previous = evaluator.previous if evaluator is not None else None
             manager.save(iteration, _to_run_state(state, previous, config.run.checkpoint_replay), config=config)
     log.close()
