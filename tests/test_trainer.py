@@ -126,3 +126,18 @@ def test_diversity_terms_flow_into_records_and_targets():
     assert {"d_0", "d_1", "d_2", "diversity_objective", "mean_reward_d"} <= set(metrics)
     z_d = np.asarray(state.replay.data.z_d[: int(state.replay.size)])
     assert np.abs(z_d).max() > 0
+
+
+def test_psro_nash_run_writes_graph_images(tmp_path):
+    config = tiny_config("team.num_players=3", "team.matchmaker=psro_nash", "run.eval_every=0",
+                         "run.num_iterations=2", "run.checkpoint_every=1")
+    run_lib.train(config, tmp_path, progress=False)
+    for iteration in (1, 2):
+        png = tmp_path / "graphs" / f"graph_{iteration:07d}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        graph = np.load(tmp_path / "graphs" / f"graph_{iteration:07d}.npz")
+        np.testing.assert_allclose(graph["sigma_white"].sum(-1), 1.0, rtol=1e-5)
+        assert np.allclose(np.triu(graph["sigma_black"], 1), 0.0)  # PSRO rows only on players <= i
+        psi = np.load(tmp_path / "psi" / f"psi_{iteration:07d}.npz")
+        assert psi["psi"].shape == (3, 18)
+    assert graph["counts"].sum() > 0
