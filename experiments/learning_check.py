@@ -75,12 +75,13 @@ RECIPES: Dict[str, Recipe] = {
         overrides=_COMMON + (
             "env.name=tic_tac_toe",
             "network.channels=32", "network.num_blocks=2", "network.value_hidden=32",
-            "search.num_simulations=32",
+            # Stronger root noise: the agent must also know the lines a perfect player picks.
+            "search.num_simulations=32", "search.dirichlet_fraction=0.5",
             "selfplay.num_games=64", "selfplay.num_plies=9", "selfplay.sample_plies=4",
             "replay.capacity=8192",
             "learner.learning_rate=0.002",
-            "run.num_iterations=30", "run.learner_steps=8", "run.batch_size=128",
-            "run.eval_games=64", "run.eval_simulations=64",
+            "run.num_iterations=45", "run.learner_steps=24", "run.batch_size=128",
+            "run.eval_games=128", "run.eval_simulations=64",
         ),
         opponent="perfect",
         max_losses=0,

@@ -203,6 +203,20 @@ def _from_run_state(run_state: checkpoint.RunState, abstract_for_replay: Optiona
     return state, previous
 
 
+def load_run(workdir, step: Optional[int] = None):
+    """(config, components, trainer state) of a saved run, at ``step`` (default: latest)."""
+    workdir = pathlib.Path(workdir)
+    config = load_run_config(workdir)
+    components = build_components(config)
+    abstract = jax.eval_shape(functools.partial(trainer.init_trainer, components), jax.random.PRNGKey(0))
+    with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
+        target = _to_run_state(abstract, abstract.train_state.params, config.run.checkpoint_replay)
+        restored = manager.restore(step, target=target, config=config)
+    state, _ = _from_run_state(restored, abstract if not config.run.checkpoint_replay else None,
+                               sharding.trainer_state_shardings(sharding.make_mesh(1), abstract))
+    return config, components, state
+
+
 # ------------------------------------------------------------------ the loop
 
 
