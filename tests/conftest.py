@@ -1,5 +1,7 @@
 """Shared fixtures: where the third-party test data lives.
 
+Also: a persistent JAX compilation cache shared by the test processes.
+
 The data are never part of the repository; point ``AZDB_DATA_DIR`` at a folder laid
 out like ``shared/data`` (sts/, puzzles/, openings/, books/, suites/). Without it the
 tests that need data are skipped, unless ``AZDB_REQUIRE_DATA=1`` (CI sets it), in
@@ -8,8 +10,17 @@ which case they fail.
 
 import os
 import pathlib
+import tempfile
 
+import jax
 import pytest
+
+# Many tests build the same small programs (in several xdist workers, in subprocesses and
+# across repeated training runs); a shared persistent compilation cache compiles each once.
+_JIT_CACHE = os.environ.setdefault("JAX_COMPILATION_CACHE_DIR",
+                                   os.path.join(tempfile.gettempdir(), "azdb_jax_test_jit_cache"))
+jax.config.update("jax_compilation_cache_dir", _JIT_CACHE)
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 
 _REPO = pathlib.Path(__file__).resolve().parents[1]
 
