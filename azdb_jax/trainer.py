@@ -10,7 +10,7 @@ trained exactly once. Transitions of games longer than that are dropped (counted
 """
 
 import functools
-from typing import Any, Callable, Dict, NamedTuple, Optional
+from typing import Callable, Dict, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp

@@ -9,7 +9,7 @@ import json
 import os
 import pathlib
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import jax
 import jax.numpy as jnp
@@ -18,7 +18,6 @@ import tqdm
 
 from azdb_jax import arena, checkpoint, diversity, features, learner, matchmaking, networks, opponents
 from azdb_jax import config as config_lib
-from azdb_jax import search as search_lib
 from azdb_jax import sharding, trainer
 
 # Longest game per env, for evaluation games (pgx's own caps for the chess variants).

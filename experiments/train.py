@@ -15,7 +15,7 @@ was never interrupted).
 import json
 import pathlib
 import sys
-from typing import Any, Dict, List, Optional
+from typing import List
 
 from absl import app, flags, logging
 

@@ -4,7 +4,6 @@ import random
 
 import chess
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from pgx import gardner_chess as pgx_gardner

@@ -235,3 +235,19 @@ def status_names(board: chess.Board) -> tuple[str, ...]:
         and getattr(chess, name)
         and status & getattr(chess, name)
     )
+
+
+def read_header(path: PathLike, lines: list, *, delimiter: str = ",") -> tuple[int, str, list[str]] | None:
+    """The first content line of a delimited file, split into stripped column names.
+
+    Returns ``(line number, raw text, names)``, or None for a file with no content
+    line. A line that cannot be split raises :class:`DataFormatError` ("bad header").
+    """
+    first = next(content_lines(lines), None)
+    if first is None:
+        return None
+    number, text = first
+    try:
+        return number, text, [value.strip() for value in split_csv_line(text, delimiter=delimiter)]
+    except LineError as exc:
+        raise DataFormatError(path, number, f"bad header: {exc}", text) from None

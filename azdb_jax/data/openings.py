@@ -26,6 +26,7 @@ from azdb_jax.data._common import (
     collect,
     content_lines,
     parse_san,
+    read_header,
     read_lines,
     split_csv_line,
 )
@@ -104,15 +105,11 @@ def _parse_row(columns: dict[str, int], width: int, text: str) -> Opening:
 
 def _load_file(path: pathlib.Path, strict: bool) -> Loaded[Opening]:
     lines = read_lines(path)
-    rows = content_lines(lines)
-    first = next(rows, None)
+    first = read_header(path, lines, delimiter="\t")
     if first is None:
         return Loaded()
-    number, text = first
-    try:
-        header = [value.strip().lower() for value in split_csv_line(text, delimiter="\t")]
-    except LineError as exc:
-        raise DataFormatError(path, number, f"bad header: {exc}", text) from None
+    number, text, names = first
+    header = [name.lower() for name in names]
     missing = [name for name in REQUIRED_COLUMNS if name not in header]
     if missing:
         raise DataFormatError(

@@ -27,6 +27,7 @@ from azdb_jax.data._common import (
     collect,
     content_lines,
     parse_board,
+    read_header,
     read_lines,
     split_csv_line,
     status_names,
@@ -136,16 +137,11 @@ def _parse_row(header: tuple[str, ...], text: str) -> PaperPosition:
 
 def _load(path: PathLike, strict: bool) -> Loaded[PaperPosition]:
     lines = read_lines(path)
-    rows = content_lines(lines)
-    first = next(rows, None)
+    first = read_header(path, lines)
     if first is None:
         return Loaded()
-    number, text = first
-    try:
-        names = split_csv_line(text)
-    except LineError as exc:
-        raise DataFormatError(path, number, f"bad header: {exc}", text) from None
-    header = tuple(_COLUMN_ALIASES.get(name.strip(), name.strip()) for name in names)
+    number, text, names = first
+    header = tuple(_COLUMN_ALIASES.get(name, name) for name in names)
     missing = [name for name in _REQUIRED if name not in header]
     if missing or len(set(header)) != len(header):
         problem = f"missing {', '.join(missing)}" if missing else "a column is named twice"
