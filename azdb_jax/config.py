@@ -61,7 +61,7 @@ class DiversityConfig:
     Defaults were chosen from the runs in docs/results.md.
     """
 
-    l0: float = 0.5  # ℓ0: the nearest-neighbour distance the reward drives players towards
+    l0: float = 1.5  # ℓ0: the nearest-neighbour distance the reward drives players towards
     ema_rate: float = 0.1  # α of ψ ← (1 − α) ψ + α ψ_batch, per self-play window
     n_td: int = 8  # N_TD of the intrinsic value target z_d (even)
     in_search: bool = True  # add (1 − λ_i) r_d to the root player's transitions in search

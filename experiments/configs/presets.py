@@ -43,7 +43,7 @@ def _chess(num_players: int, *, full: bool) -> TrainConfig:
     steps = 1_600_000
     return TrainConfig(
         env=EnvConfig(name="chess"),
-        team=TeamConfig(num_players=num_players, lam=1.0 if num_players == 1 else 0.5,
+        team=TeamConfig(num_players=num_players, lam=1.0 if num_players == 1 else 0.9,
                         matchmaker="selfplay" if num_players == 1 else "psro_nash"),
         network=NetworkConfig(channels=256, num_blocks=19, value_hidden=256, policy_channels=73,
                               compute_dtype="bfloat16"),
