@@ -30,7 +30,7 @@ def demo() -> TrainConfig:
         env=EnvConfig(name="connect_four"),
         team=TeamConfig(num_players=2, lam=1.0, matchmaker="selfplay"),
         network=NetworkConfig(channels=32, num_blocks=2, value_hidden=32),
-        search=SearchConfig(num_simulations=24),
+        search=SearchConfig(num_simulations=24, unvisited_q=0.0),  # few simulations: try every move once
         selfplay=SelfPlayConfig(num_games=64, num_plies=21, sample_plies=8),
         replay=ReplayConfig(capacity=40_000),
         learner=LearnerConfig(optimizer="adamw", learning_rate=2e-3, weight_decay=1e-4),

@@ -1,0 +1,67 @@
+"""Learning acceptance: short AlphaZero runs must reach known strength (slow: minutes).
+
+Each test trains one recipe of ``experiments/learning_check.py`` (a team of one, fixed
+seed) and checks it against an opponent of exactly known strength:
+
+- tic-tac-toe: no loss against a perfect player over games with both colours;
+- connect four: at least 95% of games won against uniform random play;
+- Nim (1, 3, 5): the prior's best legal move wins in clearly more winning positions
+  than a random legal move does (and the value head's sign is reported).
+
+Run the same recipes with a JSON report: ``python experiments/learning_check.py``.
+"""
+
+import json
+import pathlib
+import sys
+
+_REPO = str(pathlib.Path(__file__).resolve().parents[1])
+if _REPO not in sys.path:  # ``experiments`` lives at the repository root, outside the package
+    sys.path.insert(0, _REPO)
+
+from experiments import learning_check  # noqa: E402  pylint: disable=g-import-not-at-top
+
+
+def _run(game):
+    report = learning_check.run_check(game, reference=False)
+    print(json.dumps({k: report[k] for k in ("game", "result", "eval_seconds", "total_seconds")},
+                     sort_keys=True, default=str))
+    print("training:", json.dumps(report["training"], sort_keys=True))
+    return report
+
+
+def test_tic_tac_toe_never_loses_to_perfect_play():
+    report = _run("tic_tac_toe")
+    result = report["result"]
+    assert result["games"] >= 64 and result["unfinished"] == 0, result
+    assert result["as_first"]["games"] == result["as_second"]["games"], result
+    assert result["losses"] == 0, (f"lost {result['losses']} of {result['games']} games to the perfect player "
+                                   f"(as first: {result['as_first']}, as second: {result['as_second']})")
+    print(f"tic-tac-toe vs perfect: W/D/L {result['wins']}/{result['draws']}/{result['losses']}, "
+          f"draw rate {result['draw_rate']:.3f}")
+    assert report["passed"]
+
+
+def test_connect_four_beats_random():
+    report = _run("connect_four")
+    result = report["result"]
+    assert result["games"] >= 100 and result["unfinished"] == 0, result
+    assert result["win_rate"] >= 0.95, (f"won {result['wins']} of {result['games']} against random "
+                                        f"(as first: {result['as_first']}, as second: {result['as_second']})")
+    print(f"connect four vs random: W/D/L {result['wins']}/{result['draws']}/{result['losses']}, "
+          f"win rate {result['win_rate']:.3f}")
+    assert report["passed"]
+
+
+def test_nim_policy_finds_winning_moves():
+    report = _run("nim")
+    result = report["result"]
+    # Heaps (1, 3, 5): 47 non-terminal positions, 40 of them won for the side to move.
+    assert result["positions"] == 47 and result["won_positions"] == 40, result
+    print(f"nim (1,3,5): top-1 accuracy {result['policy_top1_accuracy']:.3f} vs random "
+          f"{result['random_baseline']:.3f}; value sign accuracy {result['value_sign_accuracy']:.3f} "
+          f"(won {result['value_sign_accuracy_won']:.3f}, lost {result['value_sign_accuracy_lost']:.3f})")
+    assert result["policy_top1_accuracy"] >= result["random_baseline"] + 0.25, result
+    # Better than chance on both classes: a constant value (e.g. "always won") fails one.
+    assert result["value_sign_accuracy_won"] > 0.5 and result["value_sign_accuracy_lost"] > 0.5, result
+    assert report["passed"]
