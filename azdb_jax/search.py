@@ -86,7 +86,7 @@ class SearchOutput(NamedTuple):
     """A finished search. ``policy_output.search_tree`` holds the whole tree."""
 
     policy_output: mctx.PolicyOutput
-    action: Array  # [B] mctx's proposed action (most-visited for PUCT w/o temperature: see selfplay)
+    action: Array  # [B] mctx's proposed action (PUCT: sampled ∝ visits; Gumbel: sequential halving)
     policy: Array  # [B, A] search policy (visit distribution; Gumbel: improved policy)
     search_value: Array  # [B] root value after search (mixed, from the root player's side)
     prior_logits: Array  # [B, A] clean network logits at the root, invalid actions masked
