@@ -1,0 +1,73 @@
+"""Writing evaluation reports: one JSON file (summary + rows) and one CSV file (rows).
+
+Both files are written to a temporary name and renamed into place, so an interrupted
+run never leaves a half-written report.
+"""
+
+import csv
+import io
+import json
+import math
+import os
+import pathlib
+from typing import Any, Dict, Mapping, Sequence, Tuple
+
+import numpy as np
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe copy: numpy scalars/arrays to Python, NaN/inf to None."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def write_atomic(path, text: str) -> pathlib.Path:
+    """Writes ``text`` to ``path`` through a temporary file and a rename."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """CSV text of ``rows`` (dicts); the header is the union of keys in first-seen order."""
+    fields: Dict[str, None] = {}
+    for row in rows:
+        fields.update(dict.fromkeys(row))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(fields), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in _plain(dict(row)).items()})
+    return out.getvalue()
+
+
+def write_report(prefix, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+                 ) -> Tuple[pathlib.Path, pathlib.Path]:
+    """Writes ``<prefix>.json`` ({"summary": ..., "rows": [...]}) and ``<prefix>.csv`` (rows).
+
+    Returns the two paths.
+    """
+    prefix = pathlib.Path(prefix)
+    json_path = write_atomic(prefix.with_name(prefix.name + ".json"),
+                             json.dumps({"summary": _plain(summary), "rows": _plain(list(rows))}, indent=1) + "\n")
+    csv_path = write_atomic(prefix.with_name(prefix.name + ".csv"), rows_to_csv(rows))
+    return json_path, csv_path
+
+
+__all__ = ["write_atomic", "write_report", "rows_to_csv"]
