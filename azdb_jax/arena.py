@@ -4,7 +4,9 @@ Games come in colour-balanced pairs: pair ``p`` starts both of its games from th
 position, with agent A making the first move in game ``p`` and the second move in
 game ``H + p`` (``H = num_games // 2``), as in match play from book positions (SPEC §2,
 "Matches"). Each game draws its randomness from ``fold_in(rng_key, p)``, so a game's
-course does not depend on how many other games share the batch.
+course does not depend on how many other games share the batch; a caller that plays a
+long match in chunks passes each pair's key itself (``pair_keys``), so that a game
+depends only on its own key.
 
 The batch is kept ordered so that the games where A is to move fill the first half:
 each ply A's policy runs on the first half only and B's on the second half, then the
@@ -14,6 +16,10 @@ in ``azdb_jax.envs`` and is checked per game (``GameResults.in_turn``).
 
 Policies see one game at a time (vmapped over a batch of one) so that each game keeps
 its own random stream; see ``azdb_jax.opponents`` for the policy interface.
+
+Every game's moves are recorded in game order (``GameResults.actions``), so a game can
+be replayed from its start position and written out (e.g. as PGN,
+``azdb_jax.evaluation.matches``).
 """
 
 from typing import Any, Dict, NamedTuple, Optional
@@ -36,6 +42,7 @@ class GameResults(NamedTuple):
     length: Array  # [G] int32 plies played
     finished: Array  # [G] bool the game ended (terminated or truncated) within max_plies
     in_turn: Array  # [G] bool every move came from the agent whose turn it was
+    actions: Optional[Array] = None  # [G, max_plies] int32 moves in order, -1 after the end
 
 
 class _Slots(NamedTuple):
@@ -51,8 +58,9 @@ class _Slots(NamedTuple):
     in_turn: Array  # [G] bool
 
 
-def _per_game(policy: Policy):
-    """Runs ``policy`` on each game as a batch of one, with the game's own key."""
+def per_game_policy(policy: Policy):
+    """``(params, keys [G], states [G]) -> actions [G]``: ``policy`` on each game as a batch of
+    one, with the game's own key (so a game's moves do not depend on its batch)."""
 
     def one(params, key, state):
         batch_of_one = jax.tree.map(lambda x: x[None], state)
@@ -76,6 +84,7 @@ def play_games(
     num_games: int,
     max_plies: int,
     initial_state: Optional[pgx.core.State] = None,
+    pair_keys: Optional[Array] = None,
 ) -> GameResults:
     """Plays ``num_games`` games of A against B, both colours, and scores them for A.
 
@@ -86,22 +95,29 @@ def play_games(
       env: a two-player game whose players alternate.
       policy_a, params_a: agent A (``policy(params, rng_key, state [B]) -> [B]``).
       policy_b, params_b: agent B.
-      rng_key: consumed (start positions, every policy call).
+      rng_key: consumed (start positions, every policy call): pair ``p`` plays with
+        ``fold_in(rng_key, p)``.
       num_games: an even number ``G``; games ``[0, G/2)`` have A moving first, games
         ``[G/2, G)`` replay the same start positions with A moving second.
       max_plies: plies per game at most; games still running then are unfinished.
       initial_state: optional start positions, a batched State ``[G/2]`` (e.g. book
         positions); default ``env.init`` with a key per pair.
+      pair_keys: optional keys ``[G/2]``, one per pair, used instead of the keys derived
+        from ``rng_key`` (which is then ignored); a game depends on nothing else.
 
     Returns:
-      ``GameResults``; unfinished games have result 0 and ``finished`` False.
+      ``GameResults``; unfinished games have result 0 and ``finished`` False; the moves
+      of game ``g`` are ``actions[g, :length[g]]``.
     """
     if not isinstance(num_games, int) or num_games < 2 or num_games % 2:
         raise ValueError(f"num_games must be an even int >= 2 (both colours per start), got {num_games!r}")
     if not isinstance(max_plies, int) or max_plies < 1:
         raise ValueError(f"max_plies must be an int >= 1, got {max_plies!r}")
     half = num_games // 2
-    pair_keys = jax.vmap(lambda p: jax.random.fold_in(rng_key, p))(jnp.arange(half))
+    if pair_keys is None:
+        pair_keys = jax.vmap(lambda p: jax.random.fold_in(rng_key, p))(jnp.arange(half))
+    elif pair_keys.shape[0] != half:
+        raise ValueError(f"pair_keys must hold num_games // 2 = {half} keys, got {pair_keys.shape[0]}")
     init_keys, first_keys, second_keys = jnp.moveaxis(jax.vmap(lambda k: jax.random.split(k, 3))(pair_keys), 1, 0)
     if initial_state is None:
         start = jax.vmap(env.init)(init_keys)
@@ -123,10 +139,11 @@ def play_games(
         length=jnp.zeros(num_games, jnp.int32),
         in_turn=jnp.ones(num_games, bool),
     )
-    run_a, run_b = _per_game(policy_a), _per_game(policy_b)
+    run_a, run_b = per_game_policy(policy_a), per_game_policy(policy_b)
     a_moves = a_first  # the first half is A's to move, by the layout invariant
 
-    def ply(slots: _Slots, t):
+    def ply(carry, t):
+        slots, moves = carry
         state = slots.state
         keys = jax.vmap(lambda k: jax.random.fold_in(k, t))(slots.key)
         first, second = jax.tree.map(lambda x: x[:half], state), jax.tree.map(lambda x: x[half:], state)
@@ -135,6 +152,8 @@ def play_games(
         expected_mover = jnp.where(a_moves, slots.a_seat, 1 - slots.a_seat)
         in_turn = slots.in_turn & (done | (state.current_player == expected_mover))
         next_state = jax.vmap(env.step)(state, actions)
+        # Slots move around every ply; the record is kept in game order.
+        moves = moves.at[slots.game_index, t].set(jnp.where(done, -1, actions.astype(jnp.int32)))
         reward_a = jnp.take_along_axis(next_state.rewards, slots.a_seat[:, None], axis=1)[:, 0]
         slots = slots._replace(
             state=next_state,
@@ -142,9 +161,10 @@ def play_games(
             length=slots.length + (~done).astype(jnp.int32),
             in_turn=in_turn,
         )
-        return _swap_halves(slots, half), None
+        return (_swap_halves(slots, half), moves), None
 
-    slots, _ = jax.lax.scan(ply, slots, jnp.arange(max_plies))
+    moves = jnp.full((num_games, max_plies), -1, jnp.int32)
+    (slots, moves), _ = jax.lax.scan(ply, (slots, moves), jnp.arange(max_plies))
     order = jnp.argsort(slots.game_index)
     slots = jax.tree.map(lambda x: x[order], slots)
     finished = slots.state.terminated | slots.state.truncated
@@ -154,6 +174,7 @@ def play_games(
         length=slots.length,
         finished=finished,
         in_turn=slots.in_turn,
+        actions=moves,
     )
 
 
@@ -184,7 +205,8 @@ def summarize(results: GameResults) -> Dict[str, Any]:
     Raises:
       ValueError: a game was played out of turn (the env does not alternate players).
     """
-    result, a_first, length, finished, in_turn = (np.asarray(x) for x in results)
+    result, a_first, length, finished, in_turn = (
+        np.asarray(x) for x in (results.result, results.a_first, results.length, results.finished, results.in_turn))
     if not in_turn.all():
         raise ValueError(f"{int((~in_turn).sum())} games had a move out of turn: the arena needs a game "
                          "whose two players alternate")
@@ -193,3 +215,6 @@ def summarize(results: GameResults) -> Dict[str, Any]:
     summary["as_first"] = _tally(result[a_first], finished[a_first])
     summary["as_second"] = _tally(result[~a_first], finished[~a_first])
     return summary
+
+
+__all__ = ["GameResults", "play_games", "summarize", "per_game_policy"]

@@ -1,5 +1,20 @@
-"""Evaluation of trained teams: puzzle suites, matches, opening diversity, Nim measures,
-and the Stockfish reference engine (SPEC §2)."""
+"""Evaluation of trained teams (SPEC §2): puzzle suites, matches, opening diversity,
+Nim measures and the Stockfish reference engine.
+
+- ``team``: the ``Team`` a checkpoint loads into, and the ``Solver`` interface.
+- ``solvers``: ``TeamSolver`` — every player, every selection rule, max-over-latents and
+  the homogeneous control from one batched search per position.
+- ``puzzles``: STS (scored), bm/am EPD suites, Lichess multi-step puzzles and the
+  paper's Penrose/Challenge value puzzles, for any solver.
+- ``matches``: agent vs agent from book positions (single player, team with a rule, the
+  per-opening specialisation lookup), W/D/L, Elo ± SE, PGN.
+- ``openings``: distinct moves across latents over the ECO openings.
+- ``nim``: the expert (accuracy vs the oracle) and champion (Elo vs checkpoints) measures.
+- ``stockfish``: the reference engine as a solver and as a strength-limited opponent.
+- ``reports``: atomic JSON + CSV reports.
+
+Submodules that pull in python-chess engines or the arena are imported on use.
+"""
 
 from azdb_jax.evaluation.team import Solver, SolverOutput, Team, check_num_players
 

@@ -1,0 +1,331 @@
+"""Nim measures of a trained team: the expert measure and the champion measure.
+
+Zhou & Riis ("Impartial Games: A Challenge for Reinforcement Learning") separate two
+kinds of strength, and SPEC §2 ("Nim") asks for both:
+
+- **Expert measure** — does the agent *know* the game? Over every non-terminal
+  position reachable from the initial heaps (each heap at most its start size), per
+  team player: the *policy top-1 accuracy* is the share of won positions (nonzero
+  nim-sum) where the argmax of the network prior over legal moves is a winning move
+  (one leaving a zero nim-sum); the *value sign accuracy* is the share of positions
+  where ``sign(v)`` is the oracle's value (+1 won, −1 lost for the side to move; a
+  value of exactly 0 counts as wrong). Optionally the same after search: the
+  most-visited move and the sign of the root value ``V = max_a Q(s, a)``. The random
+  baseline of the top-1 accuracy is the mean of ``#winning / #legal`` over won positions.
+- **Champion measure** — does the agent *win*? Every (checkpoint, player) agent plays
+  every other one in the arena, both colours, several seeds; maximum-likelihood Elo
+  ratings anchored at the first agent (the earliest checkpoint) with standard errors
+  (``ratings.fit_elo``), plus each agent's score against the Nim oracle.
+
+The oracle is ``azdb_jax.envs.nim`` (Bouton's nim-sum rule). Host drivers; each
+batched network call, search and match is one jitted program.
+"""
+
+import functools
+import itertools
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import tqdm
+
+from azdb_jax import arena, opponents, planning, ratings
+from azdb_jax import search as search_lib
+from azdb_jax.envs import nim as nim_lib
+
+Array = jax.Array
+
+
+# ------------------------------------------------------------------ positions and the oracle
+
+
+def nim_positions(initial_heaps: Sequence[int], *, include_terminal: bool = False) -> np.ndarray:
+    """Every heap configuration reachable from ``initial_heaps``, ``[P, K]`` int32.
+
+    A heap can be reduced to any smaller size independently of the others, so the
+    reachable set is the box ``0 <= heaps[k] <= initial_heaps[k]``; the empty board is
+    left out unless ``include_terminal``.
+    """
+    heaps = np.array(list(itertools.product(*(range(h + 1) for h in initial_heaps))), dtype=np.int32)
+    return heaps if include_terminal else heaps[heaps.sum(axis=1) > 0]
+
+
+class Oracle(NamedTuple):
+    """The oracle's answers on a set of positions."""
+
+    heaps: np.ndarray  # [P, K] positions
+    legal: np.ndarray  # [P, A] legal moves
+    winning: np.ndarray  # [P, A] moves leaving a zero nim-sum
+    value: np.ndarray  # [P] +1 won / -1 lost for the side to move
+
+
+def oracle_tables(env: nim_lib.Nim, heaps: Optional[np.ndarray] = None) -> Oracle:
+    """Legal and winning moves and game values of ``heaps`` (default: every non-terminal position)."""
+    heaps = nim_positions(env.initial_heaps) if heaps is None else np.asarray(heaps, np.int32)
+    h = jnp.asarray(heaps)
+    states = jax.vmap(env.state_from_heaps)(h)
+    winning = jax.vmap(lambda x: nim_lib.winning_moves(x, env.max_heap))(h)
+    value = jax.vmap(nim_lib.position_value)(h)
+    return Oracle(heaps=heaps, legal=np.asarray(states.legal_action_mask), winning=np.asarray(winning),
+                  value=np.asarray(value))
+
+
+# ------------------------------------------------------------------ expert measure (pure scoring)
+
+
+def top1_hits(logits: Array, legal: Array, winning: Array) -> Array:
+    """Whether the best legal action of each row of ``logits`` [P, A] is winning, [P] bool."""
+    best = jnp.argmax(jnp.where(legal, logits, -jnp.inf), axis=-1)
+    return jnp.take_along_axis(winning, best[:, None], axis=-1)[:, 0]
+
+
+def move_hits(actions: Array, winning: Array) -> Array:
+    """Whether each chosen action [P] is a winning move, [P] bool."""
+    return jnp.take_along_axis(winning, actions[:, None].astype(jnp.int32), axis=-1)[:, 0]
+
+
+def sign_hits(values: Array, truth: Array) -> Array:
+    """``sign(v) == truth`` per position (a value of 0 never matches ±1), [P] bool."""
+    return jnp.sign(values) == truth
+
+
+def _accuracies(hits_move: np.ndarray, hits_sign: np.ndarray, truth: np.ndarray, prefix: str) -> Dict[str, float]:
+    won = truth > 0
+    return {
+        f"{prefix}top1_accuracy": float(hits_move[won].mean()) if won.any() else float("nan"),
+        f"{prefix}value_sign_accuracy": float(hits_sign.mean()),
+        f"{prefix}value_sign_accuracy_won": float(hits_sign[won].mean()) if won.any() else float("nan"),
+        f"{prefix}value_sign_accuracy_lost": float(hits_sign[~won].mean()) if (~won).any() else float("nan"),
+    }
+
+
+def _chunks(size: int, batch_size: int):
+    return [(start, min(start + batch_size, size)) for start in range(0, size, batch_size)]
+
+
+def _pad(x: np.ndarray, size: int) -> np.ndarray:
+    return np.concatenate([x, np.repeat(x[:1], size - len(x), axis=0)]) if len(x) < size else x
+
+
+def expert_measure(
+    env: nim_lib.Nim,
+    apply_fn: search_lib.ApplyFn,
+    params: Any,
+    *,
+    num_players: int,
+    search_config: Optional[search_lib.SearchConfig] = None,
+    rng_key: Optional[Array] = None,
+    lam: float = 1.0,
+    batch_size: int = 1024,
+) -> Dict[str, Any]:
+    """The expert measure of every team player over every non-terminal position.
+
+    Args:
+      env: the Nim env the team was trained on (its initial heaps fix the positions).
+      apply_fn, params: the network.
+      num_players: team size; players ``0..n-1`` are measured.
+      search_config: when given, also measure after search (no noise): the most-visited
+        move (``search_top1_accuracy``) and the sign of ``V = max_a Q`` (``search_value_*``).
+      rng_key: consumed by the searches (tie breaks); default ``PRNGKey(0)``.
+      lam: λ of the searches (1: the game's outcome only).
+      batch_size: positions per network call / search; the last batch is padded.
+
+    Returns:
+      ``{"positions", "won_positions", "random_baseline", "players": [per player dict]}``
+      where each player dict holds ``player``, ``top1_accuracy``, ``value_sign_accuracy``
+      (also ``_won``/``_lost``) and, with search, the same keys prefixed ``search_``.
+    """
+    if not isinstance(num_players, int) or num_players < 1:
+        raise ValueError(f"num_players must be an int >= 1, got {num_players!r}")
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    oracle = oracle_tables(env)
+    num_positions = len(oracle.heaps)
+    size = min(batch_size, num_positions)
+    net = _network_fn(env, apply_fn)
+    logits = np.zeros((num_players,) + oracle.legal.shape, np.float32)
+    values = np.zeros((num_players, num_positions), np.float32)
+    for start, stop in _chunks(num_positions, size):
+        heaps = _pad(oracle.heaps[start:stop], size)
+        for j in range(num_players):
+            out_logits, out_value = net(params, heaps, jnp.int32(j))
+            logits[j, start:stop] = np.asarray(out_logits)[: stop - start]
+            values[j, start:stop] = np.asarray(out_value)[: stop - start]
+    players = []
+    for j in range(num_players):
+        hits = np.asarray(top1_hits(logits[j], oracle.legal, oracle.winning))
+        signs = np.asarray(sign_hits(values[j], oracle.value))
+        players.append({"player": j, **_accuracies(hits, signs, oracle.value, "")})
+
+    if search_config is not None:
+        key = jax.random.PRNGKey(0) if rng_key is None else rng_key
+        team_fn = _search_fn(env, apply_fn, search_config, num_players, float(lam))
+        actions = np.zeros((num_positions, num_players), np.int32)
+        root_values = np.zeros((num_positions, num_players), np.float32)
+        for index, (start, stop) in enumerate(_chunks(num_positions, size)):
+            heaps = _pad(oracle.heaps[start:stop], size)
+            a, v = team_fn(params, jax.random.fold_in(key, index), heaps)
+            actions[start:stop], root_values[start:stop] = np.asarray(a)[: stop - start], np.asarray(v)[: stop - start]
+        for j in range(num_players):
+            hits = np.asarray(move_hits(actions[:, j], oracle.winning))
+            signs = np.asarray(sign_hits(root_values[:, j], oracle.value))
+            players[j].update(_accuracies(hits, signs, oracle.value, "search_"))
+            players[j]["search_simulations"] = search_config.num_simulations
+
+    won = oracle.value > 0
+    baseline = (oracle.winning.sum(-1) / oracle.legal.sum(-1))[won].mean() if won.any() else float("nan")
+    return {"positions": num_positions, "won_positions": int(won.sum()), "random_baseline": float(baseline),
+            "heaps": list(env.initial_heaps), "players": players}
+
+
+# Compiled programs are cached per (env, network, settings): the checkpoints of a run share them.
+
+
+@functools.lru_cache(maxsize=16)
+def _network_fn(env, apply_fn):
+    """Jitted ``(params, heaps [P, K], player []) -> (logits [P, A], value [P])``."""
+
+    def answers(params, heaps, player):
+        states = jax.vmap(env.state_from_heaps)(heaps)
+        out = apply_fn(params, states.observation, jnp.full(heaps.shape[:1], player, jnp.int32))
+        return out.policy_logits, out.value
+
+    return jax.jit(answers)
+
+
+@functools.lru_cache(maxsize=16)
+def _search_fn(env, apply_fn, config, num_players, lam):
+    """Jitted ``(params, rng_key, heaps [P, K]) -> (most-visited action [P, n], V [P, n])``."""
+
+    def answers(params, rng_key, heaps):
+        states = jax.vmap(env.state_from_heaps)(heaps)
+        out = planning.team_search(env, apply_fn, params, rng_key, states, num_players=num_players, lam=lam,
+                                   config=config)
+        return out.most_visited_action, out.stats.value
+
+    return jax.jit(answers)
+
+
+# ------------------------------------------------------------------ champion measure
+
+
+class Agent(NamedTuple):
+    """A match participant: ``policy(params, rng_key, state [B]) -> [B]`` with its ``params``."""
+
+    name: str
+    policy: opponents.Policy
+    params: Any
+    step: Optional[int] = None  # checkpoint step, for reports
+    player: Optional[int] = None  # team player (latent id), for reports
+
+
+def network_policy(env, apply_fn: search_lib.ApplyFn, search_config: search_lib.SearchConfig, *,
+                   lam: float = 1.0) -> opponents.Policy:
+    """``opponents.search_policy`` with the player id in the params: ``params = (net_params, player)``.
+
+    All (checkpoint, player) agents then share one compiled match program.
+    """
+
+    def policy(params, rng_key, state):
+        net_params, player = params
+        return opponents.search_policy(env, apply_fn, search_config, player=player, lam=lam)(
+            net_params, rng_key, state)
+
+    return policy
+
+
+def checkpoint_agents(env, apply_fn: search_lib.ApplyFn, search_config: search_lib.SearchConfig,
+                      checkpoints: Sequence[Tuple[int, Any]], num_players: int, *, lam: float = 1.0) -> List[Agent]:
+    """One agent per (checkpoint step, team player), in checkpoint then player order."""
+    policy = network_policy(env, apply_fn, search_config, lam=lam)
+    return [Agent(f"step{step}/p{j}", policy, (params, jnp.int32(j)), step=step, player=j)
+            for step, params in checkpoints for j in range(num_players)]
+
+
+@functools.lru_cache(maxsize=64)
+def _match_fn(env, policy_a, policy_b, num_games: int, max_plies: int):
+    return jax.jit(functools.partial(arena.play_games, env, policy_a, policy_b=policy_b, num_games=num_games,
+                                     max_plies=max_plies))
+
+
+def play_match(env, agent_a: Agent, agent_b: Agent, rng_key: Array, *, num_games: int, num_seeds: int,
+               max_plies: int) -> Dict[str, Any]:
+    """``num_seeds`` rounds of ``num_games`` games (both colours) of A against B, tallied for A."""
+    play = _match_fn(env, agent_a.policy, agent_b.policy, num_games, max_plies)
+    results = [jax.device_get(play(params_a=agent_a.params, params_b=agent_b.params,
+                                   rng_key=jax.random.fold_in(rng_key, seed))) for seed in range(num_seeds)]
+    merged = arena.GameResults(*(np.concatenate(field) for field in zip(*results)))
+    return arena.summarize(merged)
+
+
+def champion_measure(
+    env,
+    agents: Sequence[Agent],
+    rng_key: Array,
+    *,
+    num_games: int = 16,
+    num_seeds: int = 2,
+    max_plies: Optional[int] = None,
+    prior_draws: float = 0.5,
+    oracle: bool = True,
+    progress: bool = False,
+) -> Dict[str, Any]:
+    """Round robin of ``agents`` and their Elo ratings; optionally each agent's score against the oracle.
+
+    Args:
+      env: the Nim env.
+      agents: the participants; ratings are anchored at ``agents[0]`` (Elo 0), e.g.
+        the earliest checkpoint's player 0.
+      rng_key: consumed; pair ``(a, b)`` uses ``fold_in(rng_key, a * len(agents) + b)``.
+      num_games: games per pair and seed (even: half with each agent moving first).
+      num_seeds: independent rounds per pair.
+      max_plies: game length cap; default the total number of counters (always enough).
+      prior_draws: virtual draws added to every pair before the fit (``ratings.fit_elo``):
+        in Nim a strong agent often beats a weak one in every game, which has no finite
+        maximum-likelihood rating otherwise.
+      oracle: also play every agent against the Nim oracle policy.
+      progress: tqdm bar over the pairs.
+
+    Returns:
+      ``{"agents": [{name, step, player, elo, elo_stderr, score_vs_oracle, ...}],
+      "pairs": [{a, b, wins, draws, losses, score, elo_difference, elo_difference_stderr}],
+      "anchor", "num_games_per_pair", "prior_draws"}``.
+    """
+    if len(agents) < 2:
+        raise ValueError(f"the champion measure needs at least two agents, got {len(agents)}")
+    if len({a.name for a in agents}) != len(agents):
+        raise ValueError("agent names must be unique")
+    if not isinstance(num_seeds, int) or num_seeds < 1:
+        raise ValueError(f"num_seeds must be an int >= 1, got {num_seeds!r}")
+    max_plies = max_plies or int(sum(env.initial_heaps))
+    n = len(agents)
+    wins, draws, losses = (np.zeros((n, n)) for _ in range(3))
+    pairs = []
+    jobs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    for a, b in tqdm.tqdm(jobs, desc="matches", unit="pair", disable=not progress):
+        tally = play_match(env, agents[a], agents[b], jax.random.fold_in(rng_key, a * n + b), num_games=num_games,
+                           num_seeds=num_seeds, max_plies=max_plies)
+        wins[a, b], draws[a, b], losses[a, b] = tally["wins"], tally["draws"], tally["losses"]
+        diff = ratings.elo_difference(tally["wins"], tally["draws"], tally["losses"], saturated="clip")
+        pairs.append({"a": agents[a].name, "b": agents[b].name, "wins": tally["wins"], "draws": tally["draws"],
+                      "losses": tally["losses"], "unfinished": tally["unfinished"], "score": tally["score"],
+                      "elo_difference": float(diff.elo), "elo_difference_stderr": float(diff.stderr)})
+    fit = ratings.fit_elo(wins, draws, losses, anchor=0, prior_draws=prior_draws)
+    rows = [{"name": agent.name, "step": agent.step, "player": agent.player, "elo": float(fit.ratings[i]),
+             "elo_stderr": float(fit.stderr[i])} for i, agent in enumerate(agents)]
+    if oracle:
+        oracle_agent = Agent("oracle", opponents.nim_oracle_policy(env.max_heap), None)
+        for i, agent in enumerate(tqdm.tqdm(agents, desc="vs oracle", unit="agent", disable=not progress)):
+            tally = play_match(env, agent, oracle_agent, jax.random.fold_in(rng_key, n * n + i), num_games=num_games,
+                               num_seeds=num_seeds, max_plies=max_plies)
+            rows[i].update(score_vs_oracle=tally["score"], wins_vs_oracle=tally["wins"],
+                           losses_vs_oracle=tally["losses"])
+    return {"agents": rows, "pairs": pairs, "anchor": agents[0].name,
+            "num_games_per_pair": num_games * num_seeds, "prior_draws": prior_draws}
+
+
+__all__ = [
+    "nim_positions", "Oracle", "oracle_tables", "top1_hits", "move_hits", "sign_hits", "expert_measure", "Agent",
+    "network_policy", "checkpoint_agents", "play_match", "champion_measure",
+]

@@ -1,0 +1,73 @@
+"""Opening diversity of a trained chess team (SPEC §2, paper §4.3).
+
+  python experiments/opening_diversity.py --workdir=runs/chess --num_players=10
+  python experiments/opening_diversity.py --workdir=runs/chess --move=visits --limit=200 --out=reports/openings
+
+Every latent of the team searches the position of every ECO opening (``A00`` excluded)
+and picks a move (its LCB move by default); the report gives the mean number of
+distinct moves per position, their histogram, the means per ECO letter, each player's
+agreement with player 0 and one row per opening with every player's move. It is
+written as ``<out>.json`` and ``<out>.csv`` (default ``<workdir>/reports/opening_diversity``).
+"""
+
+import pathlib
+import sys
+import time
+from typing import List, Optional, Tuple
+
+from absl import app, flags
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+import jax  # noqa: E402  pylint: disable=g-import-not-at-top
+
+from azdb_jax import data  # noqa: E402
+from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
+from azdb_jax.evaluation import reports  # noqa: E402
+from azdb_jax.evaluation.team import Team  # noqa: E402
+
+EXCLUDED_ECO = ("A00",)
+
+
+def evaluate(team: Team, openings_path, out, *, move: str = "lcb", limit: Optional[int] = None,
+             batch_size: int = 64, seed: int = 0, progress: bool = True) -> Tuple[pathlib.Path, pathlib.Path]:
+    """Runs the measure on ``team`` over the openings at ``openings_path``; writes ``out``.json/.csv."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    positions = data.load_openings(openings_path, exclude=EXCLUDED_ECO)
+    positions = list(positions)[:limit] if limit else list(positions)
+    start = time.perf_counter()
+    summary, rows = openings_lib.opening_diversity(team, positions, jax.random.PRNGKey(seed), move=move,
+                                                   batch_size=batch_size, progress=progress)
+    summary.update(openings=str(openings_path), excluded_eco=list(EXCLUDED_ECO), seed=seed,
+                   seconds=round(time.perf_counter() - start, 1))
+    return reports.write_report(out, summary, rows)
+
+
+def main(argv: List[str]) -> None:
+    del argv
+    from experiments import eval_lib  # pylint: disable=g-import-not-at-top
+
+    team = eval_lib.load_team(_WORKDIR.value, step=_STEP.value, num_players=_NUM_PLAYERS.value,
+                              num_simulations=_SIMULATIONS.value)
+    out = _OUT.value or str(pathlib.Path(_WORKDIR.value) / "reports" / "opening_diversity")
+    openings_path = _DATA.value or data.data_path("openings")
+    json_path, csv_path = evaluate(team, openings_path, out, move=_MOVE.value, limit=_LIMIT.value,
+                                   batch_size=_BATCH_SIZE.value, seed=_SEED.value)
+    print(f"opening diversity of {team.name}: report written to {json_path} and {csv_path}")
+
+
+if __name__ == "__main__":
+    _WORKDIR = flags.DEFINE_string("workdir", None, "Run directory of experiments/train.py (a chess run).",
+                                   required=True)
+    _STEP = flags.DEFINE_integer("step", None, "Checkpoint step; default the latest.")
+    _NUM_PLAYERS = flags.DEFINE_integer("num_players", None, "Expected team size (checked against the checkpoint).")
+    _DATA = flags.DEFINE_string("data", None, "ECO openings: a .tsv file or a folder of them; "
+                                "default $AZDB_DATA_DIR/openings.")
+    _SIMULATIONS = flags.DEFINE_integer("simulations", None, "Simulations per search; default the run's eval budget.")
+    _MOVE = flags.DEFINE_enum("move", "lcb", ["lcb", "visits"], "Each player's move: LCB (paper) or most visited.")
+    _LIMIT = flags.DEFINE_integer("limit", None, "Only the first N openings (quick looks).")
+    _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Positions per search call.", lower_bound=1)
+    _SEED = flags.DEFINE_integer("seed", 0, "Seed of the searches' tie breaks.")
+    _OUT = flags.DEFINE_string("out", None, "Report prefix; default <workdir>/reports/opening_diversity.")
+    app.run(main)

@@ -1,0 +1,303 @@
+"""Matches: recorded games replay, tallies and Elo, the specialisation lookup, PGN, engines, the CLI."""
+
+import io
+import json
+import pathlib
+import sys
+
+import chess
+import chess.pgn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from azdb_jax import arena, envs, networks, opponents, ratings  # noqa: E402
+from azdb_jax import search as search_lib  # noqa: E402
+from azdb_jax.envs import chess_interop, chess_pgn  # noqa: E402
+from azdb_jax.evaluation import matches  # noqa: E402
+from azdb_jax.evaluation.team import Team  # noqa: E402
+
+RANDOM = opponents.uniform_random_policy()
+TINY_NET = networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8)
+
+
+def lowest_action_policy(params, rng_key, state):
+    """Deterministic: the legal action with the lowest id."""
+    del params, rng_key
+    return jnp.argmax(state.legal_action_mask, axis=-1).astype(jnp.int32)
+
+
+def _replay(env, starts, actions):
+    """Steps games [G] from ``starts`` through their recorded actions [G, T] (-1: no move)."""
+
+    def one(start, moves):
+        def ply(state, action):
+            return jax.lax.cond(action < 0, lambda: state, lambda: env.step(state, action)), None
+
+        return jax.lax.scan(ply, start, moves)[0]
+
+    return jax.jit(jax.vmap(one))(starts, jnp.asarray(actions, jnp.int32))
+
+
+# ------------------------------------------------------------------ arena records
+
+
+def test_recorded_moves_replay_to_the_same_games():
+    env = envs.make("connect_four")
+    key = jax.random.PRNGKey(7)
+    results = jax.device_get(jax.jit(lambda k: arena.play_games(
+        env, RANDOM, None, lowest_action_policy, None, k, num_games=16, max_plies=9))(key))
+    assert results.actions.shape == (16, 9) and 0 < results.finished.sum() < 16
+    init_keys = jax.vmap(lambda p: jax.random.split(jax.random.fold_in(key, p), 3)[0])(jnp.arange(8))
+    starts = jax.tree.map(lambda x: jnp.concatenate([x, x]), jax.vmap(env.init)(init_keys))
+    final = jax.device_get(_replay(env, starts, results.actions))
+    for g in range(16):
+        moves = results.actions[g]
+        assert (moves[:results.length[g]] >= 0).all() and (moves[results.length[g]:] == -1).all()
+        assert bool(final.terminated[g]) == bool(results.finished[g])
+        mover = int(starts.current_player[g])
+        a_seat = mover if results.a_first[g] else 1 - mover
+        # pgx keeps the last step's rewards: the final reward is the game's result.
+        assert float(final.rewards[g, a_seat]) == results.result[g]
+
+
+# ------------------------------------------------------------------ play_match tallies
+
+
+def test_perfect_player_never_loses_and_the_tally_is_exact():
+    env = envs.make("tic_tac_toe")
+    perfect = opponents.tic_tac_toe_perfect_policy()
+    match = matches.play_match(env, perfect, None, RANDOM, None, seeds=range(5), max_plies=9, batch_pairs=3,
+                               names=("perfect", "random"))
+    assert match.num_games == 10 and match.finished.all()
+    np.testing.assert_array_equal(match.seed, np.repeat(np.arange(5), 2))
+    np.testing.assert_array_equal(match.a_first, np.tile([True, False], 5))
+    assert (match.result >= 0).all()  # the perfect player never loses
+    summary = matches.summarize_match(match)
+    wins, draws, losses = [int(np.sum(match.result == v)) for v in (1, 0, -1)]
+    assert (summary["wins"], summary["draws"], summary["losses"]) == (wins, draws, losses)
+    assert summary["score"] == pytest.approx((wins + draws / 2) / 10)
+    expected = ratings.elo_difference(wins, draws, losses)
+    assert summary["elo"] == float(expected.elo) and summary["elo_stderr"] == float(expected.stderr)
+    first = summary["by_colour"]["first"]
+    assert first["games"] == 5 and first["wins"] == int(np.sum(match.result[match.a_first] == 1))
+    # Every game replays to its recorded result (the initial position: X moves first).
+    starts = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), match.num_games))
+    final = jax.device_get(_replay(env, starts, match.actions))
+    assert final.terminated.all()
+    np.testing.assert_array_equal(final._step_count, match.length)
+    record = matches.match_record(match).splitlines()
+    assert len(record) == 12 and record[2].split("\t")[3:5] == ["perfect", "random"]
+    assert record[3].split("\t")[3:5] == ["random", "perfect"]
+
+
+def test_games_do_not_depend_on_chunking_and_unfinished_are_counted():
+    env = envs.make("connect_four")
+    starts = matches.random_openings(env, 3, 2, jax.random.PRNGKey(1))
+    kwargs = dict(starts=starts, seeds=(4, 9), max_plies=12)
+    one = matches.play_match(env, RANDOM, None, RANDOM, None, batch_pairs=1, **kwargs)
+    many = matches.play_match(env, RANDOM, None, RANDOM, None, batch_pairs=4, **kwargs)
+    np.testing.assert_array_equal(one.actions, many.actions)
+    np.testing.assert_array_equal(one.result, many.result)
+    np.testing.assert_array_equal(one.start_index, np.tile(np.repeat(np.arange(3), 2), 2))
+    summary = matches.summarize_match(one)
+    assert summary["unfinished"] == int((~one.finished).sum()) > 0  # 12 plies: most games go on
+    assert summary["finished"] + summary["unfinished"] == 12
+    with pytest.raises(ValueError, match="seeds"):
+        matches.play_match(env, RANDOM, None, RANDOM, None, seeds=(1, 1), max_plies=4)
+
+
+# ------------------------------------------------------------------ the specialisation lookup
+
+
+def test_lookup_on_a_hand_built_table():
+    # result[player, opening, team's turn, seed]; seeds 0-1 train, seed 2 held out.
+    result = np.zeros((2, 2, 2, 3))
+    finished = np.ones_like(result, bool)
+    result[0, 0, 0] = [1, 1, -1]     # player 0, opening 0, first: train mean score 1
+    result[1, 0, 0] = [1, 0, 1]      # player 1: 0.75            -> table 0, held-out loss
+    result[0, 0, 1] = [-1, -1, 1]    # player 0: 0
+    result[1, 0, 1] = [0, 0, 0]      # player 1: 0.5             -> table 1, held-out draw
+    result[0, 1, 0] = [0, 0, 1]      # tie at 0.5 -> lowest index 0, held-out win
+    result[1, 1, 0] = [1, -1, -1]
+    result[0, 1, 1] = [-1, -1, -1]   # 0
+    result[1, 1, 1] = [-1, 0, 0]     # the unfinished second game counts ½: 0.25 -> table 1
+    finished[1, 1, 1, 1] = False
+    table = matches.lookup_table(result[..., :2], finished[..., :2])
+    np.testing.assert_array_equal(table, [[0, 1], [0, 1]])
+    report = matches.specialisation_report(result, finished, [0, 1], [2])
+    lookup = report["lookup"]
+    assert (lookup["wins"], lookup["draws"], lookup["losses"]) == (1, 2, 1)  # -1, 0, +1, 0
+    assert lookup["score"] == 0.5
+    # Held-out per player: player 0 -1, 1, 1, -1 -> 0.5; player 1: 1, 0, -1, 0 -> 0.5 (tie -> 0).
+    assert [p["score"] for p in report["per_player"]] == [0.5, 0.5] and report["best_latent"]["player"] == 0
+    mol = report["max_over_latents"]  # max(-1, 1), max(1, 0), max(1, -1), max(-1, 0)
+    assert (mol["wins"], mol["draws"], mol["losses"]) == (3, 1, 0)
+    # Leave one seed out, by hand: seed k scored with the table of the other two seeds.
+    loso = report["leave_one_seed_out"]["lookup"]
+    # cell (0, first): tables from {1,2}: p0 0.5 vs p1 1 -> 1; {0,2}: 0.5 vs 1 -> 1; {0,1}: 0
+    #   results p1@0 = 1, p1@1 = 0, p0@2 = -1
+    # cell (0, second): {1,2}: 0.5 vs 0.5 -> 0; {0,2}: 0.5 vs 0.5 -> 0; {0,1}: 1
+    #   results p0@0 = -1, p0@1 = -1, p1@2 = 0
+    # cell (1, first): {1,2}: 0.75 vs 0 -> 0; {0,2}: 0.75 vs 0.5 -> 0; {0,1}: 0
+    #   results 0, 0, 1
+    # cell (1, second): {1,2}: 0 vs 0.25 -> 1; {0,2}: 0 vs 0.25 -> 1; {0,1}: 1
+    #   results -1, unfinished, 0
+    assert (loso["wins"], loso["draws"], loso["losses"], loso["unfinished"]) == (2, 5, 4, 1)
+    with pytest.raises(ValueError, match="disjoint"):
+        matches.specialisation_report(result, finished, [0, 1], [1])
+
+
+def _tiny_team(env, num_players=2, seed=0, simulations=2):
+    network = networks.make_network(TINY_NET, num_actions=env.num_actions, num_players=num_players)
+    params = network.init(jax.random.PRNGKey(seed), env.init(jax.random.PRNGKey(0)).observation)
+    return Team(env=env, apply_fn=network.apply, params=params, num_players=num_players,
+                search_config=search_lib.SearchConfig(num_simulations=simulations), name="tiny")
+
+
+def test_lookup_games_are_the_chosen_players_games():
+    env = envs.make("tic_tac_toe")
+    team = _tiny_team(env)
+    starts = matches.random_openings(env, 2, 1, jax.random.PRNGKey(0))
+    spec = matches.play_specialisation(env, team, RANDOM, None, starts=starts, train_seeds=[0, 1],
+                                       heldout_seeds=[2], max_plies=9, batch_pairs=4)
+    table = np.asarray(spec.report["table"])
+    lookup = spec.lookup
+    assert lookup.num_games == 4 and (lookup.seed == 2).all()
+    for g in range(lookup.num_games):
+        player = table[lookup.start_index[g], 0 if lookup.a_first[g] else 1]
+        assert lookup.a_player[g] == player
+        source = spec.per_player[player]
+        same = (source.seed == 2) & (source.start_index == lookup.start_index[g]) & (source.a_first == lookup.a_first[g])
+        np.testing.assert_array_equal(source.actions[same][0], lookup.actions[g])
+    assert matches.summarize_match(lookup)["score"] == pytest.approx(spec.report["lookup"]["score"], nan_ok=True)
+    # The single-player agent plays exactly the games of the shared latent policy.
+    alone = matches.play_match(env, matches.player_agent(team, 1), team.params, RANDOM, None, starts=starts,
+                               seeds=[0, 1, 2], max_plies=9, batch_pairs=4)
+    np.testing.assert_array_equal(alone.actions, spec.per_player[1].actions)
+    with pytest.raises(ValueError, match="valid rules: visit, value, lcb, gap"):
+        matches.team_agent(team, "best")
+    with pytest.raises(ValueError, match="player"):
+        matches.player_agent(team, 2)
+
+
+# ------------------------------------------------------------------ chess: PGN and engines
+
+# Short endgames, so that random play finishes some games within the ply limit.
+ENDGAMES = [
+    "6k1/8/5QK1/8/8/8/8/8 w - - 0 1",         # White mates in one (Qd8#)
+    "8/8/8/8/8/8/6q1/4k2K w - - 0 60",        # Kxg2, the only move, draws (insufficient material)
+    "4k3/8/8/8/8/8/3q4/4K3 w - - 0 1",        # Kxd2 draws by insufficient material
+    "rnbqk1nr/p1p2ppp/1p2p3/3pP3/1b1P4/2N5/PPP2PPP/R1BQKBNR w KQkq - 0 5",
+    None,                                     # the standard start
+]
+
+
+def _check_pgn(pgn_text, match, fens):
+    handle = io.StringIO(pgn_text)
+    for g in range(match.num_games):
+        game = chess.pgn.read_game(handle)
+        assert game is not None and not game.errors, f"game {g} does not parse: {game and game.errors}"
+        fen = fens[match.start_index[g]]
+        standard = fen is None or chess.Board(fen) == chess.Board()
+        assert game.headers.get("FEN") == (None if standard else chess.Board(fen).fen())
+        board = game.board()  # from the FEN tag; the mainline replays legally from it
+        for move in game.mainline_moves():
+            assert move in board.legal_moves
+            board.push(move)
+        assert len(board.move_stack) == match.length[g]
+        a_white = match.a_colour[g] == "white"
+        expected = "*" if not match.finished[g] else {0.0: "1/2-1/2", 1.0: "1-0" if a_white else "0-1",
+                                                       -1.0: "0-1" if a_white else "1-0"}[match.result[g]]
+        assert game.headers["Result"] == expected == chess_pgn.game_result(board, num_plies=len(board.move_stack))
+        assert game.headers["Round"] == str(match.seed[g])
+        assert game.headers["White" if a_white else "Black"] == match.names[0]
+    assert chess.pgn.read_game(handle) is None
+
+
+def test_chess_match_pgn_parses_and_results_agree():
+    env = envs.make("chess")
+    boards = [chess.Board() if f is None else chess.Board(f) for f in ENDGAMES]
+    starts, fens = matches.book_starts(boards)
+    fens[-1] = None
+    match = matches.play_match(env, RANDOM, None, lowest_action_policy, None, starts=starts, seeds=(0, 1),
+                               max_plies=30, batch_pairs=5, names=("random", "lowest"))
+    assert match.finished.any() and (~match.finished).any()
+    assert (match.result[match.start_index == 1] == 0).all() and match.finished[match.start_index == 1].all()
+    np.testing.assert_array_equal(match.a_colour[:2], ["white", "black"])
+    _check_pgn(matches.match_pgn(match, fens), match, fens)
+
+
+class FirstLegalMove:
+    """Stand-in engine: the legal move with the lowest pgx action id (python-chess side)."""
+
+    name = "first-legal"
+
+    def __call__(self, board):
+        return min(board.legal_moves, key=lambda m: chess_interop.move_to_action(m, board))
+
+
+def test_engine_loop_plays_the_same_games_as_the_arena():
+    # The stand-in engine is the host-side twin of ``lowest_action_policy``, so the host loop
+    # and the jitted arena (same pair keys) must play identical games.
+    env = envs.make("chess")
+    starts, fens = matches.book_starts([chess.Board() if f is None else chess.Board(f) for f in ENDGAMES])
+    kwargs = dict(seeds=(3,), max_plies=30, batch_pairs=5)  # the same program as the PGN test's
+    hosted = matches.play_engine_match(RANDOM, None, FirstLegalMove(), fens, agent_name="random", **kwargs)
+    jitted = matches.play_match(env, RANDOM, None, lowest_action_policy, None, starts=starts,
+                                names=("random", "first-legal"), **kwargs)
+    for field in ("start_index", "seed", "a_first", "a_colour", "result", "finished", "length", "actions"):
+        np.testing.assert_array_equal(getattr(hosted, field), getattr(jitted, field), err_msg=field)
+    assert hosted.names == ("random", "first-legal") and hosted.finished.any()
+    _check_pgn(matches.match_pgn(hosted, fens), hosted, fens)
+
+
+def test_engine_match_with_stockfish():
+    from azdb_jax.evaluation import stockfish  # pylint: disable=g-import-not-at-top
+
+    with stockfish.StockfishPlayer(nodes=1000) as engine:
+        # White to move mates in one (Qg7#); Stockfish finds it, random play rarely does.
+        match = matches.play_engine_match(RANDOM, None, engine, [ENDGAMES[0]], seeds=(0,), max_plies=6)
+    assert match.a_colour.tolist() == ["white", "black"]
+    assert match.finished[1] and match.result[1] == -1 and match.length[1] == 1  # Stockfish as White mates
+    _check_pgn(matches.match_pgn(match, [ENDGAMES[0]]), match, [ENDGAMES[0]])
+
+
+# ------------------------------------------------------------------ the CLI
+
+
+def test_cli_match_between_checkpoints(tmp_path):
+    from experiments import play_match, run_lib  # pylint: disable=g-import-not-at-top
+    from experiments.configs import get_preset  # pylint: disable=g-import-not-at-top
+
+    config = run_lib.config_lib.apply_overrides(get_preset("demo"), [
+        "env.name=connect_four", "team.num_players=2", "team.matchmaker=uniform",
+        "network.channels=8", "network.num_blocks=1", "network.value_hidden=8",
+        "search.num_simulations=4", "selfplay.num_games=8", "selfplay.num_plies=4", "selfplay.sample_plies=2",
+        "replay.capacity=256", "run.batch_size=16", "run.learner_steps=1", "run.num_iterations=2",
+        "run.eval_every=0", "run.eval_simulations=2", "run.checkpoint_every=1"])
+    run = tmp_path / "run"
+    run_lib.train(config, run, progress=False)
+    out = tmp_path / "out"
+    summary = play_match.run_match(a=f"{run}@2", b=f"{run}@1", b_player=1, out=out, num_openings=2,
+                                   opening_plies=2, seeds=2, simulations=2, progress=False)
+    assert summary["games"] == 8 and summary["a"] == "run@2/visit" and summary["b"] == "run@1/player1"
+    saved = json.loads((out / "match.json").read_text())
+    assert saved["summary"]["wins"] == summary["wins"] and len(saved["rows"]) == 8
+    record = (out / "games.txt").read_text().splitlines()
+    assert len(record) == 10 and (out / "match.csv").read_text().count("\n") == 9
+    expected = ratings.elo_difference(summary["wins"], summary["draws"], summary["losses"])
+    assert summary["elo_stderr"] == pytest.approx(float(expected.stderr), nan_ok=True)
+    # The lookup team (played in test_lookup_games_are_the_chosen_players_games) needs held-out seeds.
+    with pytest.raises(ValueError, match="heldout_seeds"):
+        play_match.run_match(a=str(run), a_rule="lookup", b="random", out=tmp_path / "x", seeds=2)
+    with pytest.raises(ValueError, match="team of 2 player"):
+        play_match.run_match(a=str(run), b="random", num_players_a=3, out=tmp_path / "x")
+    with pytest.raises(ValueError, match="fixed opponent of connect_four"):
+        play_match.run_match(a=str(run), b="perfect", out=tmp_path / "x")
+    with pytest.raises(ValueError, match="unknown --a_rule"):
+        play_match.run_match(a=str(run), a_rule="best", b="random", out=tmp_path / "x")
+    assert not (tmp_path / "x").exists()
