@@ -19,7 +19,7 @@ its own random stream; see ``azdb_jax.opponents`` for the policy interface.
 
 Every game's moves are recorded in game order (``GameResults.actions``), so a game can
 be replayed from its start position and written out (e.g. as PGN,
-``azdb_jax.evaluation.matches``).
+``azdb_jax.evaluation.game_records``).
 """
 
 from typing import Any, Dict, NamedTuple, Optional

@@ -22,7 +22,6 @@ and asserts the acceptance thresholds stored with them.
 
 import dataclasses
 import functools
-import itertools
 import json
 import pathlib
 import sys
@@ -35,11 +34,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import jax  # noqa: E402  pylint: disable=g-import-not-at-top
 import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
 
 from azdb_jax import arena, opponents, trainer  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
-from azdb_jax.envs import nim as nim_lib  # noqa: E402
+from azdb_jax.evaluation import nim as nim_eval  # noqa: E402
 from experiments import run_lib  # noqa: E402
 from experiments.configs import get_preset  # noqa: E402
 
@@ -192,45 +190,28 @@ def arena_eval(config: config_lib.TrainConfig, components: trainer.Components, p
     return summary
 
 
-def nim_positions(heaps: Sequence[int]) -> np.ndarray:
-    """Every position reachable from ``heaps`` (each heap at most its start size), [P, K]."""
-    return np.array(list(itertools.product(*(range(h + 1) for h in heaps))), dtype=np.int32)
-
-
 def nim_oracle_eval(components: trainer.Components, params: Any) -> Dict[str, Any]:
     """Compares the network's prior and value with the Nim oracle over every position.
 
-    Top-1 accuracy is measured over the non-terminal positions with at least one winning
-    move: the share where the prior's argmax over legal moves wins. Its random baseline
-    is the mean over those positions of ``#winning / #legal``. Value sign accuracy is
-    the share of non-terminal positions where ``sign(v)`` is the game value (+1 won, -1
-    lost for the side to move).
+    The expert measure of player 0 without search (``azdb_jax.evaluation.nim.expert_measure``):
+    top-1 accuracy over the non-terminal positions won for the side to move (the share
+    where the prior's argmax over legal moves wins), against its random baseline, the
+    mean over those positions of ``#winning / #legal``; value sign accuracy over every
+    non-terminal position (``sign(v)`` is the game value: +1 won, -1 lost for the side
+    to move), also split into won and lost positions.
     """
-    env = components.env
-    heaps = nim_positions(env.initial_heaps)
-    heaps = heaps[heaps.sum(axis=1) > 0]  # non-terminal
-    states = jax.vmap(env.state_from_heaps)(jnp.asarray(heaps))
-    out = components.network.apply(params, states.observation, jnp.zeros(heaps.shape[0], jnp.int32))
-    legal = np.asarray(states.legal_action_mask)
-    logits = np.where(legal, np.asarray(out.policy_logits), -np.inf)
-    top1 = logits.argmax(axis=-1)
-    winning = np.asarray(jax.vmap(lambda h: nim_lib.winning_moves(h, env.max_heap))(jnp.asarray(heaps)))
-    truth = np.asarray(jax.vmap(nim_lib.position_value)(jnp.asarray(heaps)))
-    value = np.asarray(out.value)
-    won = winning.any(axis=-1)
-    hit = winning[np.arange(len(top1)), top1]
-    accuracy = float(hit[won].mean())
-    baseline = float((winning.sum(-1) / legal.sum(-1))[won].mean())
-    sign_ok = np.sign(value) == truth
+    measure = nim_eval.expert_measure(components.env, components.network.apply, params, num_players=1)
+    player = measure["players"][0]
+    accuracy, baseline = player["top1_accuracy"], measure["random_baseline"]
     return dict(
-        positions=int(heaps.shape[0]),
-        won_positions=int(won.sum()),
+        positions=measure["positions"],
+        won_positions=measure["won_positions"],
         policy_top1_accuracy=accuracy,
         random_baseline=baseline,
         accuracy_margin=accuracy - baseline,
-        value_sign_accuracy=float(sign_ok.mean()),
-        value_sign_accuracy_won=float(sign_ok[truth > 0].mean()),
-        value_sign_accuracy_lost=float(sign_ok[truth < 0].mean()),
+        value_sign_accuracy=player["value_sign_accuracy"],
+        value_sign_accuracy_won=player["value_sign_accuracy_won"],
+        value_sign_accuracy_lost=player["value_sign_accuracy_lost"],
     )
 
 

@@ -39,7 +39,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 from azdb_jax import envs, opponents  # noqa: E402
-from azdb_jax.evaluation import matches, reports  # noqa: E402
+from azdb_jax.evaluation import game_records, matches, reports, specialisation  # noqa: E402
 from experiments import eval_lib, run_lib  # noqa: E402
 
 DEFAULT_BOOK = ("books", "4mvs_+90_+99.epd")
@@ -188,7 +188,7 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
     train_seeds = list(range(seeds))
     extra: Dict[str, Any] = {}
     if agent_a.lookup:
-        result = matches.play_specialisation(
+        result = specialisation.play_specialisation(
             env, agent_a.team, agent_b.policy, agent_b.params, starts=starts, train_seeds=train_seeds,
             heldout_seeds=list(range(seeds, seeds + heldout_seeds)), max_plies=max_plies, batch_pairs=batch_pairs,
             opponent_name=agent_b.name, progress=progress)
@@ -212,7 +212,7 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
     summary.update(extra, max_plies=max_plies, book=None if book_path is None else str(book_path))
     out = pathlib.Path(out)
     json_path, csv_path = reports.write_report(out / "match", summary, matches.match_rows(match))
-    games_path = matches.write_games(out / ("games.pgn" if env.id == "chess" else "games.txt"), match, fens)
+    games_path = game_records.write_games(out / ("games.pgn" if env.id == "chess" else "games.txt"), match, fens)
     summary["files"] = [str(json_path), str(csv_path), str(games_path)]
     return summary
 

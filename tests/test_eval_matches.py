@@ -17,7 +17,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from azdb_jax import arena, envs, networks, opponents, ratings  # noqa: E402
 from azdb_jax import search as search_lib  # noqa: E402
 from azdb_jax.envs import chess_interop, chess_pgn  # noqa: E402
-from azdb_jax.evaluation import matches  # noqa: E402
+from azdb_jax.evaluation import game_records, matches, specialisation  # noqa: E402
 from azdb_jax.evaluation.team import Team  # noqa: E402
 
 RANDOM = opponents.uniform_random_policy()
@@ -89,7 +89,7 @@ def test_perfect_player_never_loses_and_the_tally_is_exact():
     final = jax.device_get(_replay(env, starts, match.actions))
     assert final.terminated.all()
     np.testing.assert_array_equal(final._step_count, match.length)
-    record = matches.match_record(match).splitlines()
+    record = game_records.match_record(match).splitlines()
     assert len(record) == 12 and record[2].split("\t")[3:5] == ["perfect", "random"]
     assert record[3].split("\t")[3:5] == ["random", "perfect"]
 
@@ -126,9 +126,9 @@ def test_lookup_on_a_hand_built_table():
     result[0, 1, 1] = [-1, -1, -1]   # 0
     result[1, 1, 1] = [-1, 0, 0]     # the unfinished second game counts ½: 0.25 -> table 1
     finished[1, 1, 1, 1] = False
-    table = matches.lookup_table(result[..., :2], finished[..., :2])
+    table = specialisation.lookup_table(result[..., :2], finished[..., :2])
     np.testing.assert_array_equal(table, [[0, 1], [0, 1]])
-    report = matches.specialisation_report(result, finished, [0, 1], [2])
+    report = specialisation.specialisation_report(result, finished, [0, 1], [2])
     lookup = report["lookup"]
     assert (lookup["wins"], lookup["draws"], lookup["losses"]) == (1, 2, 1)  # -1, 0, +1, 0
     assert lookup["score"] == 0.5
@@ -148,7 +148,7 @@ def test_lookup_on_a_hand_built_table():
     #   results -1, unfinished, 0
     assert (loso["wins"], loso["draws"], loso["losses"], loso["unfinished"]) == (2, 5, 4, 1)
     with pytest.raises(ValueError, match="disjoint"):
-        matches.specialisation_report(result, finished, [0, 1], [1])
+        specialisation.specialisation_report(result, finished, [0, 1], [1])
 
 
 def _tiny_team(env, num_players=2, seed=0, simulations=2):
@@ -162,8 +162,8 @@ def test_lookup_games_are_the_chosen_players_games():
     env = envs.make("tic_tac_toe")
     team = _tiny_team(env)
     starts = matches.random_openings(env, 2, 1, jax.random.PRNGKey(0))
-    spec = matches.play_specialisation(env, team, RANDOM, None, starts=starts, train_seeds=[0, 1],
-                                       heldout_seeds=[2], max_plies=9, batch_pairs=4)
+    spec = specialisation.play_specialisation(env, team, RANDOM, None, starts=starts, train_seeds=[0, 1],
+                                              heldout_seeds=[2], max_plies=9, batch_pairs=4)
     table = np.asarray(spec.report["table"])
     lookup = spec.lookup
     assert lookup.num_games == 4 and (lookup.seed == 2).all()
@@ -228,7 +228,7 @@ def test_chess_match_pgn_parses_and_results_agree():
     assert match.finished.any() and (~match.finished).any()
     assert (match.result[match.start_index == 1] == 0).all() and match.finished[match.start_index == 1].all()
     np.testing.assert_array_equal(match.a_colour[:2], ["white", "black"])
-    _check_pgn(matches.match_pgn(match, fens), match, fens)
+    _check_pgn(game_records.match_pgn(match, fens), match, fens)
 
 
 class FirstLegalMove:
@@ -252,7 +252,7 @@ def test_engine_loop_plays_the_same_games_as_the_arena():
     for field in ("start_index", "seed", "a_first", "a_colour", "result", "finished", "length", "actions"):
         np.testing.assert_array_equal(getattr(hosted, field), getattr(jitted, field), err_msg=field)
     assert hosted.names == ("random", "first-legal") and hosted.finished.any()
-    _check_pgn(matches.match_pgn(hosted, fens), hosted, fens)
+    _check_pgn(game_records.match_pgn(hosted, fens), hosted, fens)
 
 
 def test_engine_match_with_stockfish():
@@ -263,7 +263,7 @@ def test_engine_match_with_stockfish():
         match = matches.play_engine_match(RANDOM, None, engine, [ENDGAMES[0]], seeds=(0,), max_plies=6)
     assert match.a_colour.tolist() == ["white", "black"]
     assert match.finished[1] and match.result[1] == -1 and match.length[1] == 1  # Stockfish as White mates
-    _check_pgn(matches.match_pgn(match, [ENDGAMES[0]]), match, [ENDGAMES[0]])
+    _check_pgn(game_records.match_pgn(match, [ENDGAMES[0]]), match, [ENDGAMES[0]])
 
 
 # ------------------------------------------------------------------ the CLI

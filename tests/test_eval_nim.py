@@ -127,6 +127,8 @@ def test_champion_measure_oracle_beats_random():
     assert random_row["score_vs_oracle"] < 0.2
     with pytest.raises(ValueError, match="at least two"):
         nim_eval.champion_measure(env, agents[:1], jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="num_games must be an even"):
+        nim_eval.champion_measure(env, agents, jax.random.PRNGKey(0), num_games=7)
 
 
 def test_checkpoints_script_measures_and_writes(tmp_path):

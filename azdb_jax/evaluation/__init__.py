@@ -6,8 +6,10 @@ Nim measures and the Stockfish reference engine.
   the homogeneous control from one batched search per position.
 - ``puzzles``: STS (scored), bm/am EPD suites, Lichess multi-step puzzles and the
   paper's Penrose/Challenge value puzzles, for any solver.
-- ``matches``: agent vs agent from book positions (single player, team with a rule, the
-  per-opening specialisation lookup), W/D/L, Elo ± SE, PGN.
+- ``matches``: agent vs agent from book positions (a single player, a team with a rule,
+  a strength-limited engine), W/D/L, Elo ± SE; ``specialisation``: the per-opening
+  player lookup built on training seeds and scored on held-out seeds (Appendix C.5);
+  ``game_records``: the games as PGN (chess) or text.
 - ``openings``: distinct moves across latents over the ECO openings.
 - ``nim``: the expert (accuracy vs the oracle) and champion (Elo vs checkpoints) measures.
 - ``stockfish``: the reference engine as a solver and as a strength-limited opponent.

@@ -1,4 +1,4 @@
-"""Matches between agents: book starts, both colours, several seeds; W/D/L, Elo and game records.
+"""Matches between agents: book starts, both colours, several seeds; W/D/L and Elo.
 
 SPEC §2 "Matches": two agents play every start position twice, once with each colour,
 for every seed; a game scores W = 1, D = ½, L = 0 for agent A, and the Elo difference
@@ -11,22 +11,15 @@ so memory stays bounded however long the match. Pair (seed ``s``, start ``i``) p
 with the key ``fold_in(fold_in(rng_key, s), i)`` and nothing else, so a game's course
 does not depend on the chunking, on the other games, or on which *player* of a team
 sits on A's side. That is what makes the opening-specialisation lookup of the paper's
-Appendix C.5 exact and cheap (``play_specialisation``): every team player plays every
-(opening, colour, seed) once; the lookup team's game at a held-out seed *is* the game
-its chosen player played there.
+Appendix C.5 exact and cheap (``azdb_jax.evaluation.specialisation``).
 
 Against a UCI engine (chess only) ``play_engine_match`` runs a host loop over plies
-that keeps python-chess boards and pgx states in step.
-
-Game records: chess matches are written as PGN (``match_pgn``; python-chess reads every
-game back, the Result tag is python-chess's verdict on the final position); other
-games as a plain text record, one game per line (``match_record``).
+that keeps python-chess boards and pgx states in step. Games are written out (PGN for
+chess, a text record otherwise) by ``azdb_jax.evaluation.game_records``.
 """
 
 import dataclasses
-import datetime
 import functools
-import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import chess
@@ -37,14 +30,13 @@ import pgx.core
 import tqdm
 
 from azdb_jax import arena, opponents, planning, ratings
-from azdb_jax.envs import chess_interop, chess_pgn
-from azdb_jax.evaluation import reports
+from azdb_jax.envs import chess_interop
 from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
 Policy = opponents.Policy
 
-_CHESS_IDS = ("chess",)
+CHESS_IDS = ("chess",)  # games whose matches have White and Black, and PGN records
 
 
 # ------------------------------------------------------------------ agents
@@ -194,7 +186,8 @@ def match_rows(match: MatchResult) -> List[Dict[str, Any]]:
 # ------------------------------------------------------------------ playing a match
 
 
-def _seed_list(seeds: Sequence[int]) -> np.ndarray:
+def check_seeds(seeds: Sequence[int]) -> np.ndarray:
+    """The seeds of a match as an int array [S]; they must be distinct, non-negative, at least one."""
     seeds = np.asarray(list(seeds), np.int64)
     if seeds.ndim != 1 or seeds.size == 0 or len(set(seeds.tolist())) != seeds.size or (seeds < 0).any():
         raise ValueError(f"seeds must be distinct non-negative ints, at least one; got {seeds.tolist()}")
@@ -210,7 +203,7 @@ def pair_keys(rng_key: Array, seeds: np.ndarray, starts: np.ndarray) -> Array:
 
 def _white_to_move(env: pgx.core.Env, starts: Optional[pgx.core.State], num_starts: int) -> Optional[np.ndarray]:
     """[P] whether White moves first from each start (chess), None for colourless games."""
-    if env.id not in _CHESS_IDS:
+    if env.id not in CHESS_IDS:
         return None
     if starts is None:
         return np.ones(num_starts, bool)
@@ -276,7 +269,7 @@ def play_match(
     Returns:
       ``MatchResult`` with games ordered by seed, start, then A first / A second.
     """
-    seeds = _seed_list(seeds)
+    seeds = check_seeds(seeds)
     if not isinstance(batch_pairs, int) or batch_pairs < 1:
         raise ValueError(f"batch_pairs must be an int >= 1, got {batch_pairs!r}")
     num_starts = 1 if starts is None else int(starts.current_player.shape[0])
@@ -303,159 +296,6 @@ def play_match(
         a_colour=_colours(games.a_first, start_index, _white_to_move(env, starts, num_starts)),
         result=games.result.astype(np.float64), finished=games.finished, length=games.length, actions=games.actions,
         a_player=None if a_player is None else np.full(start_index.size, a_player))
-
-
-# ------------------------------------------------------------------ opening specialisation (Appendix C.5)
-
-
-def result_grid(match: MatchResult, num_starts: int, seeds: Sequence[int]) -> Tuple[np.ndarray, np.ndarray]:
-    """(result, finished) [P, 2, S] of a match: start, A's turn (0: A first), seed."""
-    seeds = list(seeds)
-    result = np.zeros((num_starts, 2, len(seeds)))
-    finished = np.zeros((num_starts, 2, len(seeds)), bool)
-    filled = np.zeros_like(finished)
-    where = {s: k for k, s in enumerate(seeds)}
-    for g in range(match.num_games):
-        cell = (int(match.start_index[g]), 0 if match.a_first[g] else 1, where[int(match.seed[g])])
-        result[cell], finished[cell], filled[cell] = match.result[g], match.finished[g], True
-    if not filled.all():
-        raise ValueError("the match does not cover every (start, colour, seed) once")
-    return result, finished
-
-
-def game_scores(result: np.ndarray, finished: np.ndarray) -> np.ndarray:
-    """Per-game score for choosing players: W 1, D ½, L 0, and ½ for an unfinished game."""
-    return np.where(finished, (np.asarray(result) + 1.0) / 2.0, 0.5)
-
-
-def lookup_table(result: np.ndarray, finished: np.ndarray) -> np.ndarray:
-    """The player with the best mean score per (opening, colour) over the given seeds.
-
-    ``result``/``finished`` [n, P, 2, S] (player, opening, team's turn, seed); returns [P, 2]
-    int; ties go to the lowest player index.
-    """
-    return np.argmax(game_scores(result, finished).mean(axis=-1), axis=0)
-
-
-def chosen_games(result: np.ndarray, finished: np.ndarray, table: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """The games the table's player played: (result, finished) [P, 2, S] from [n, P, 2, S]."""
-    index = np.broadcast_to(table[None, :, :, None], (1,) + result.shape[1:])
-    return np.take_along_axis(result, index, 0)[0], np.take_along_axis(finished, index, 0)[0]
-
-
-def max_over_latents_games(result: np.ndarray, finished: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Per game the best result any player got: (result, finished) [...] from [n, ...].
-
-    A game counts as unfinished only when no player finished it.
-    """
-    best = np.max(np.where(finished, result, -np.inf), axis=0)
-    done = finished.any(axis=0)
-    return np.where(done, best, 0.0), done
-
-
-def specialisation_report(result: np.ndarray, finished: np.ndarray, train: Sequence[int],
-                          heldout: Sequence[int]) -> Dict[str, Any]:
-    """Opening-specialisation lookup (paper Appendix C.5, Figs. 21-22) from per-player games.
-
-    Args:
-      result, finished: [n, P, 2, S] every player's game per (opening, team's turn, seed).
-      train, heldout: disjoint index lists into the seed axis.
-
-    Returns a dict of tallies (``tally``):
-      ``lookup``: the table built on ``train`` seeds (``table`` [P, 2]) scored on ``heldout``;
-      ``per_player`` [n] and ``best_latent`` (the best of them, with ``player``) and
-      ``max_over_latents`` on ``heldout``: the reference lines of Fig. 21;
-      ``leave_one_seed_out`` over all seeds (each seed scored with the table of the others,
-      Fig. 22; None with a single seed), with ``per_player`` and ``max_over_latents`` on
-      all seeds beside it.
-    """
-    train, heldout = list(train), list(heldout)
-    if not train or not heldout or set(train) & set(heldout):
-        raise ValueError(f"need disjoint, non-empty training and held-out seeds, got {train} and {heldout}")
-    n = result.shape[0]
-    table = lookup_table(result[..., train], finished[..., train])
-    held_r, held_f = result[..., heldout], finished[..., heldout]
-    per_player = [tally(held_r[j], held_f[j]) for j in range(n)]
-    best = int(np.argmax([p["score"] if np.isfinite(p["score"]) else -1.0 for p in per_player]))
-    report = {
-        "num_players": n, "train_seeds": len(train), "heldout_seeds": len(heldout),
-        "table": table.tolist(),
-        "lookup": tally(*chosen_games(held_r, held_f, table)),
-        "per_player": per_player,
-        "best_latent": dict(per_player[best], player=best),
-        "max_over_latents": tally(*max_over_latents_games(held_r, held_f)),
-    }
-    num_seeds = result.shape[-1]
-    if num_seeds > 1:
-        loso_r, loso_f = np.zeros(result.shape[1:]), np.zeros(result.shape[1:], bool)
-        for k in range(num_seeds):
-            others = [s for s in range(num_seeds) if s != k]
-            r, f = chosen_games(result[..., k:k + 1], finished[..., k:k + 1],
-                                lookup_table(result[..., others], finished[..., others]))
-            loso_r[..., k], loso_f[..., k] = r[..., 0], f[..., 0]
-        report["leave_one_seed_out"] = {
-            "lookup": tally(loso_r, loso_f),
-            "per_player": [tally(result[j], finished[j]) for j in range(n)],
-            "max_over_latents": tally(*max_over_latents_games(result, finished)),
-        }
-    else:
-        report["leave_one_seed_out"] = None
-    return report
-
-
-@dataclasses.dataclass(frozen=True)
-class SpecialisationResult:
-    """Every team player's match against the opponent, and the lookup built from them."""
-
-    per_player: List[MatchResult]  # [n] player j's games, all seeds
-    lookup: MatchResult  # the lookup team's games on the held-out seeds (a_player set)
-    report: Dict[str, Any]  # ``specialisation_report``
-
-
-def play_specialisation(
-    env: pgx.core.Env,
-    team: Team,
-    opponent: Policy,
-    opponent_params: Any,
-    *,
-    starts: Optional[pgx.core.State] = None,
-    train_seeds: Sequence[int],
-    heldout_seeds: Sequence[int],
-    max_plies: int,
-    batch_pairs: int = 32,
-    rng_key: Optional[Array] = None,
-    opponent_name: str = "B",
-    progress: bool = False,
-) -> SpecialisationResult:
-    """The opening-specialisation lookup team against ``opponent`` (paper Appendix C.5).
-
-    Each team player plays the opponent from every start, both colours, every seed
-    (training and held-out) with the same pair keys, so the lookup team's game at a
-    held-out (opening, colour, seed) is exactly its chosen player's game there.
-    """
-    train, heldout = list(train_seeds), list(heldout_seeds)
-    seeds = _seed_list(train + heldout)
-    agent = latent_agent(team)
-    per_player = []
-    for player in range(team.num_players):
-        per_player.append(play_match(
-            env, agent, (team.params, jnp.int32(player)), opponent, opponent_params, starts=starts, seeds=seeds,
-            max_plies=max_plies, batch_pairs=batch_pairs, rng_key=rng_key,
-            names=(f"{team.name}/player{player}", opponent_name), a_player=player, progress=progress))
-    num_starts = 1 if starts is None else int(starts.current_player.shape[0])
-    grids = [result_grid(m, num_starts, seeds) for m in per_player]
-    result, finished = np.stack([g[0] for g in grids]), np.stack([g[1] for g in grids])
-    train_idx, heldout_idx = list(range(len(train))), list(range(len(train), len(seeds)))
-    report = specialisation_report(result, finished, train_idx, heldout_idx)
-    table = np.asarray(report["table"])
-    base = per_player[0]
-    held = np.isin(base.seed, heldout)
-    chosen = table[base.start_index, np.where(base.a_first, 0, 1)]
-    pick = lambda field: np.stack([getattr(m, field) for m in per_player])[chosen, np.arange(base.num_games)]
-    lookup = dataclasses.replace(
-        base, names=(f"{team.name}/lookup", opponent_name), result=pick("result"), finished=pick("finished"),
-        length=pick("length"), actions=pick("actions"), a_player=chosen).select(held)
-    return SpecialisationResult(per_player=per_player, lookup=lookup, report=report)
 
 
 # ------------------------------------------------------------------ against a UCI engine (chess)
@@ -492,7 +332,7 @@ def play_engine_match(
     """
     from azdb_jax.envs.chess import Chess  # pylint: disable=g-import-not-at-top
 
-    seeds = _seed_list(seeds)
+    seeds = check_seeds(seeds)
     if not start_fens:
         raise ValueError("play_engine_match needs at least one start position")
     boards0 = [chess.Board() if f is None else chess.Board(f) for f in start_fens]
@@ -564,75 +404,7 @@ def play_engine_match(
         actions=np.concatenate(out["actions"]))
 
 
-# ------------------------------------------------------------------ game records
-
-
-def _pgn_result(a_result: float, finished: bool, a_white: bool) -> str:
-    if not finished:
-        return "*"
-    if a_result == 0:
-        return "1/2-1/2"
-    return "1-0" if (a_result > 0) == a_white else "0-1"
-
-
-def match_pgn(match: MatchResult, start_fens: Sequence[Optional[str]], *, event: str = "azdb_jax match",
-              site: str = "azdb_jax", date: Optional[str] = None) -> str:
-    """PGN of every chess game of ``match`` (games separated by blank lines).
-
-    ``start_fens[i]`` is start ``i``'s FEN (None: the standard start; then no FEN/SetUp
-    tags). Tags: Event, Site, Date, Round (the seed), White/Black (the agents' names),
-    Result (python-chess's verdict on the final position under the env's rules, via
-    ``chess_pgn.game_result``; ``*`` for an unfinished game), FEN + SetUp for
-    non-standard starts, Termination (e.g. ``checkmate``, ``threefold repetition``,
-    ``unterminated``) and StartIndex. A result that disagrees with the arena's is
-    written as python-chess sees it, with a warning.
-    """
-    if match.env_id not in _CHESS_IDS:
-        raise ValueError(f"PGN is for chess matches; this match is '{match.env_id}' (use match_record)")
-    date = date or datetime.date.today().strftime("%Y.%m.%d")
-    games = []
-    for g in range(match.num_games):
-        start = start_fens[int(match.start_index[g])]
-        a_white = match.a_colour[g] == "white"
-        white, black = match.names if a_white else match.names[::-1]
-        moves = match.actions[g, :match.length[g]]
-        board = chess_pgn.replay_actions(moves, start)
-        reason = chess_pgn.termination_reason(board, num_plies=len(board.move_stack))
-        game = chess_pgn.game_to_pgn(moves, start=start, white=white, black=black, event=event, headers={
-            "Site": site, "Date": date, "Round": str(int(match.seed[g])),
-            "Termination": "unterminated" if reason is None else reason.replace("_", " "),
-            "StartIndex": str(int(match.start_index[g]))})
-        expected = _pgn_result(match.result[g], bool(match.finished[g]), a_white)
-        if game.headers["Result"] != expected:
-            warnings.warn(f"game {g}: the arena scored {expected} but the final position reads "
-                          f"{game.headers['Result']}; writing the latter")
-        games.append(str(game))
-    return "\n\n".join(games) + "\n"
-
-
-def match_record(match: MatchResult) -> str:
-    """Plain text record of any game: a header, then one tab-separated line per game.
-
-    Columns: game, start index, seed, first mover, second mover, result (first mover's
-    view: 1-0, 0-1, 1/2-1/2, or * when unfinished), plies, moves (pgx action ids).
-    """
-    lines = [f"# {match.env_id} match: A = {match.names[0]}, B = {match.names[1]}",
-             "# game\tstart\tseed\tfirst\tsecond\tresult\tplies\tmoves"]
-    for g in range(match.num_games):
-        first, second = match.names if match.a_first[g] else match.names[::-1]
-        result = _pgn_result(match.result[g], bool(match.finished[g]), bool(match.a_first[g]))
-        moves = " ".join(str(int(a)) for a in match.actions[g, :match.length[g]])
-        lines.append(f"{g}\t{int(match.start_index[g])}\t{int(match.seed[g])}\t{first}\t{second}\t{result}\t"
-                     f"{int(match.length[g])}\t{moves}")
-    return "\n".join(lines) + "\n"
-
-
-def write_games(path, match: MatchResult, start_fens: Optional[Sequence[Optional[str]]] = None):
-    """Writes ``match_pgn`` (chess) or ``match_record`` (other games) to ``path`` atomically."""
-    if match.env_id in _CHESS_IDS:
-        fens = start_fens if start_fens is not None else [None] * (int(match.start_index.max()) + 1)
-        return reports.write_atomic(path, match_pgn(match, fens))
-    return reports.write_atomic(path, match_record(match))
+# ------------------------------------------------------------------ start positions
 
 
 def random_openings(env: pgx.core.Env, num_openings: int, num_plies: int, rng_key: Array) -> pgx.core.State:
@@ -675,8 +447,7 @@ def book_starts(boards: Sequence[Union[chess.Board, str]], *, max_pieces: Option
 
 
 __all__ = [
-    "MatchResult", "SpecialisationResult", "player_agent", "latent_agent", "team_agent", "play_match",
-    "play_specialisation", "play_engine_match", "tally", "summarize_match", "format_summary", "match_rows",
-    "pair_keys", "result_grid", "game_scores", "lookup_table", "chosen_games", "max_over_latents_games",
-    "specialisation_report", "match_pgn", "match_record", "write_games", "book_starts", "random_openings",
+    "MatchResult", "player_agent", "latent_agent", "team_agent", "play_match", "play_engine_match", "tally",
+    "summarize_match", "format_summary", "match_rows", "check_seeds", "pair_keys", "book_starts", "random_openings",
+    "CHESS_IDS",
 ]

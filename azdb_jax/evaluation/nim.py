@@ -13,9 +13,10 @@ kinds of strength, and SPEC §2 ("Nim") asks for both:
   most-visited move and the sign of the root value ``V = max_a Q(s, a)``. The random
   baseline of the top-1 accuracy is the mean of ``#winning / #legal`` over won positions.
 - **Champion measure** — does the agent *win*? Every (checkpoint, player) agent plays
-  every other one in the arena, both colours, several seeds; maximum-likelihood Elo
-  ratings anchored at the first agent (the earliest checkpoint) with standard errors
-  (``ratings.fit_elo``), plus each agent's score against the Nim oracle.
+  every other one, both colours, several seeds (``azdb_jax.evaluation.matches``);
+  maximum-likelihood Elo ratings anchored at the first agent (the earliest
+  checkpoint) with standard errors (``ratings.fit_elo``), plus each agent's score
+  against the Nim oracle.
 
 The oracle is ``azdb_jax.envs.nim`` (Bouton's nim-sum rule). Host drivers; each
 batched network call, search and match is one jitted program.
@@ -30,9 +31,11 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
-from azdb_jax import arena, opponents, planning, ratings
+from azdb_jax import opponents, planning, ratings
 from azdb_jax import search as search_lib
 from azdb_jax.envs import nim as nim_lib
+from azdb_jax.evaluation import matches
+from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
 
@@ -220,43 +223,27 @@ class Agent(NamedTuple):
     player: Optional[int] = None  # team player (latent id), for reports
 
 
-def network_policy(env, apply_fn: search_lib.ApplyFn, search_config: search_lib.SearchConfig, *,
-                   lam: float = 1.0) -> opponents.Policy:
-    """``opponents.search_policy`` with the player id in the params: ``params = (net_params, player)``.
-
-    All (checkpoint, player) agents then share one compiled match program.
-    """
-
-    def policy(params, rng_key, state):
-        net_params, player = params
-        return opponents.search_policy(env, apply_fn, search_config, player=player, lam=lam)(
-            net_params, rng_key, state)
-
-    return policy
-
-
 def checkpoint_agents(env, apply_fn: search_lib.ApplyFn, search_config: search_lib.SearchConfig,
                       checkpoints: Sequence[Tuple[int, Any]], num_players: int, *, lam: float = 1.0) -> List[Agent]:
-    """One agent per (checkpoint step, team player), in checkpoint then player order."""
-    policy = network_policy(env, apply_fn, search_config, lam=lam)
+    """One agent per (checkpoint step, team player), in checkpoint then player order.
+
+    Every agent plays through one ``matches.latent_agent`` policy with ``params =
+    (net_params, player)``, so all (checkpoint, player) agents share one compiled match.
+    """
+    team = Team(env=env, apply_fn=apply_fn, params=None, num_players=num_players, search_config=search_config,
+                lam=lam)
+    policy = matches.latent_agent(team)
     return [Agent(f"step{step}/p{j}", policy, (params, jnp.int32(j)), step=step, player=j)
             for step, params in checkpoints for j in range(num_players)]
 
 
-@functools.lru_cache(maxsize=64)
-def _match_fn(env, policy_a, policy_b, num_games: int, max_plies: int):
-    return jax.jit(functools.partial(arena.play_games, env, policy_a, policy_b=policy_b, num_games=num_games,
-                                     max_plies=max_plies))
-
-
-def play_match(env, agent_a: Agent, agent_b: Agent, rng_key: Array, *, num_games: int, num_seeds: int,
-               max_plies: int) -> Dict[str, Any]:
-    """``num_seeds`` rounds of ``num_games`` games (both colours) of A against B, tallied for A."""
-    play = _match_fn(env, agent_a.policy, agent_b.policy, num_games, max_plies)
-    results = [jax.device_get(play(params_a=agent_a.params, params_b=agent_b.params,
-                                   rng_key=jax.random.fold_in(rng_key, seed))) for seed in range(num_seeds)]
-    merged = arena.GameResults(*(np.concatenate(field) for field in zip(*results)))
-    return arena.summarize(merged)
+def _play(env, agent_a: Agent, agent_b: Agent, rng_key: Array, starts, *, num_seeds: int,
+          max_plies: int) -> Dict[str, Any]:
+    """``matches.play_match`` of A against B from ``starts`` [P], seeds ``0..num_seeds-1``, tallied for A."""
+    match = matches.play_match(env, agent_a.policy, agent_a.params, agent_b.policy, agent_b.params, starts=starts,
+                               seeds=range(num_seeds), max_plies=max_plies, rng_key=rng_key,
+                               names=(agent_a.name, agent_b.name))
+    return matches.tally(match.result, match.finished)
 
 
 def champion_measure(
@@ -273,11 +260,17 @@ def champion_measure(
 ) -> Dict[str, Any]:
     """Round robin of ``agents`` and their Elo ratings; optionally each agent's score against the oracle.
 
+    Each pair plays ``matches.play_match`` (both colours, seeds ``0..num_seeds-1``) from
+    ``num_games // 2`` copies of the initial heaps: Nim has one start position, and the
+    copies give each seed ``num_games // 2`` pairs of games, pair ``p`` of seed ``s``
+    with its own key ``fold_in(fold_in(pair_key, s), p)`` (``matches.pair_keys``).
+
     Args:
       env: the Nim env.
       agents: the participants; ratings are anchored at ``agents[0]`` (Elo 0), e.g.
         the earliest checkpoint's player 0.
-      rng_key: consumed; pair ``(a, b)`` uses ``fold_in(rng_key, a * len(agents) + b)``.
+      rng_key: consumed; pair ``(a, b)`` uses ``fold_in(rng_key, a * len(agents) + b)``,
+        agent ``i`` against the oracle ``fold_in(rng_key, len(agents) ** 2 + i)``.
       num_games: games per pair and seed (even: half with each agent moving first).
       num_seeds: independent rounds per pair.
       max_plies: game length cap; default the total number of counters (always enough).
@@ -296,16 +289,19 @@ def champion_measure(
         raise ValueError(f"the champion measure needs at least two agents, got {len(agents)}")
     if len({a.name for a in agents}) != len(agents):
         raise ValueError("agent names must be unique")
+    if not isinstance(num_games, int) or num_games < 2 or num_games % 2:
+        raise ValueError(f"num_games must be an even int >= 2 (both colours per start), got {num_games!r}")
     if not isinstance(num_seeds, int) or num_seeds < 1:
         raise ValueError(f"num_seeds must be an int >= 1, got {num_seeds!r}")
     max_plies = max_plies or int(sum(env.initial_heaps))
+    starts = jax.vmap(env.state_from_heaps)(jnp.tile(jnp.int32(env.initial_heaps), (num_games // 2, 1)))
+    play = functools.partial(_play, env, starts=starts, num_seeds=num_seeds, max_plies=max_plies)
     n = len(agents)
     wins, draws, losses = (np.zeros((n, n)) for _ in range(3))
     pairs = []
     jobs = [(a, b) for a in range(n) for b in range(a + 1, n)]
     for a, b in tqdm.tqdm(jobs, desc="matches", unit="pair", disable=not progress):
-        tally = play_match(env, agents[a], agents[b], jax.random.fold_in(rng_key, a * n + b), num_games=num_games,
-                           num_seeds=num_seeds, max_plies=max_plies)
+        tally = play(agents[a], agents[b], jax.random.fold_in(rng_key, a * n + b))
         wins[a, b], draws[a, b], losses[a, b] = tally["wins"], tally["draws"], tally["losses"]
         diff = ratings.elo_difference(tally["wins"], tally["draws"], tally["losses"], saturated="clip")
         pairs.append({"a": agents[a].name, "b": agents[b].name, "wins": tally["wins"], "draws": tally["draws"],
@@ -317,8 +313,7 @@ def champion_measure(
     if oracle:
         oracle_agent = Agent("oracle", opponents.nim_oracle_policy(env.max_heap), None)
         for i, agent in enumerate(tqdm.tqdm(agents, desc="vs oracle", unit="agent", disable=not progress)):
-            tally = play_match(env, agent, oracle_agent, jax.random.fold_in(rng_key, n * n + i), num_games=num_games,
-                               num_seeds=num_seeds, max_plies=max_plies)
+            tally = play(agent, oracle_agent, jax.random.fold_in(rng_key, n * n + i))
             rows[i].update(score_vs_oracle=tally["score"], wins_vs_oracle=tally["wins"],
                            losses_vs_oracle=tally["losses"])
     return {"agents": rows, "pairs": pairs, "anchor": agents[0].name,
@@ -327,5 +322,5 @@ def champion_measure(
 
 __all__ = [
     "nim_positions", "Oracle", "oracle_tables", "top1_hits", "move_hits", "sign_hits", "expert_measure", "Agent",
-    "network_policy", "checkpoint_agents", "play_match", "champion_measure",
+    "checkpoint_agents", "champion_measure",
 ]
