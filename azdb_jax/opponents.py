@@ -42,6 +42,16 @@ def sample_uniform(rng_key: Array, mask: Array) -> Array:
     return jnp.argmax(jnp.where(mask, noise, -1.0), axis=-1).astype(jnp.int32)
 
 
+def sample_by_visits(rng_key: Array, visits: Array) -> Array:
+    """Samples one action per row of ``visits`` [B, A] with probability ∝ its visit count.
+
+    Entries <= 0 (unvisited or illegal) are never drawn; consumes the key.
+    """
+    visits = jnp.asarray(visits, jnp.float32)
+    logits = jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1e-30)), -jnp.inf)
+    return jax.random.categorical(rng_key, logits, axis=-1).astype(jnp.int32)
+
+
 def uniform_random_policy() -> Policy:
     """Plays a uniformly random legal move."""
 
@@ -207,6 +217,7 @@ def search_policy(
     *,
     player: int,
     lam: float = 1.0,
+    sample_plies: int = 0,
 ) -> Policy:
     """The trained agent as one fixed team player: search without noise, most-visited move.
 
@@ -215,7 +226,14 @@ def search_policy(
     and its ``λ`` conditioning every network call; the move is the most-visited root
     action, ties broken by the higher root Q, then uniformly at random (Gumbel's
     sequential halving ends with its finalists on equal visits, so the value decides).
+
+    ``sample_plies = k > 0`` samples the move in proportion to the root visit counts
+    while fewer than ``k`` plies have been played (``state._step_count``: 0 at
+    ``env.init`` and at a position built from a FEN), as self-play does: matches then
+    differ from seed to seed, which a noiseless search alone hardly does.
     """
+    if not isinstance(sample_plies, int) or sample_plies < 0:
+        raise ValueError(f"sample_plies must be an int >= 0, got {sample_plies!r}")
 
     def policy(params, rng_key, state):
         search_key, tie_key = jax.random.split(rng_key)
@@ -228,7 +246,11 @@ def search_policy(
         visits = jnp.where(state.legal_action_mask, tree.children_visits[:, mctx.Tree.ROOT_INDEX], -1)
         most_visited = visits == visits.max(axis=-1, keepdims=True)
         q = jnp.where(most_visited, tree.qvalues(jnp.full((batch,), mctx.Tree.ROOT_INDEX)), -jnp.inf)
-        return sample_uniform(tie_key, most_visited & (q >= q.max(axis=-1, keepdims=True)))
+        action = sample_uniform(tie_key, most_visited & (q >= q.max(axis=-1, keepdims=True)))
+        if sample_plies:
+            sample_key = jax.random.fold_in(tie_key, 1)
+            action = jnp.where(state._step_count < sample_plies, sample_by_visits(sample_key, visits), action)
+        return action
 
     return policy
 

@@ -19,8 +19,10 @@ team the visit rule.
 Chess starts from book positions (--book, default the shared 4mvs book under
 AZDB_DATA_DIR; a ``.tsv`` file or folder is read as ECO openings), other games from
 their initial position, or from --num_openings random openings of --opening_plies
-uniformly random plies (deterministic agents otherwise replay one game per colour,
-whatever the seed). Every start is played with both colours for every seed.
+uniformly random plies. A noiseless search plays (almost) the same game for every seed:
+--sample_plies=N makes the agents of runs sample their first N moves ∝ visit counts, as
+in self-play, so that seeds (and the lookup's held-out seeds) differ. Every start is
+played with both colours for every seed.
 --out receives ``match.json`` (summary + per-game rows), ``match.csv`` (per-game rows)
 and the games: ``games.pgn`` for chess, ``games.txt`` otherwise.
 """
@@ -66,7 +68,7 @@ def _parse_run(spec: str):
     return pathlib.Path(path), int(step) if step else None
 
 
-def _team_policy(agent: Agent, player: Optional[int], rule: Optional[str], side: str) -> None:
+def _team_policy(agent: Agent, player: Optional[int], rule: Optional[str], side: str, sample_plies: int) -> None:
     team = agent.team
     if player is not None and rule is not None:
         raise ValueError(f"give --{side}_player or --{side}_rule, not both")
@@ -77,13 +79,15 @@ def _team_policy(agent: Agent, player: Optional[int], rule: Optional[str], side:
             raise ValueError("the lookup team plays as A: pass --a=RUN --a_rule=lookup")
         agent.lookup, agent.name = True, f"{team.name}/lookup"
     elif rule is not None:
-        agent.policy, agent.params, agent.name = matches.team_agent(team, rule), team.params, f"{team.name}/{rule}"
+        agent.policy = matches.team_agent(team, rule, sample_plies=sample_plies)
+        agent.params, agent.name = team.params, f"{team.name}/{rule}"
     else:
-        agent.policy, agent.params = matches.player_agent(team, player), team.params
+        agent.policy, agent.params = matches.player_agent(team, player, sample_plies=sample_plies), team.params
         agent.name = f"{team.name}/player{player}"
 
 
 def resolve_agent(spec: str, *, side: str, player=None, rule=None, num_players=None, simulations=None,
+                  sample_plies: int = 0,
                   stockfish: Optional[Dict[str, Any]] = None) -> Agent:
     """An ``Agent`` for ``spec`` (run directory[@step], "stockfish" or a fixed opponent name)."""
     if spec == "stockfish":
@@ -95,7 +99,7 @@ def resolve_agent(spec: str, *, side: str, player=None, rule=None, num_players=N
         raise FileNotFoundError(f"agent {spec!r}: {path} is not a run directory (no config.json)")
     team = eval_lib.load_team(path, step=step, num_players=num_players, num_simulations=simulations)
     agent = Agent(name=team.name, env=team.env, team=team)
-    _team_policy(agent, player, rule, side)
+    _team_policy(agent, player, rule, side, sample_plies)
     return agent
 
 
@@ -133,7 +137,7 @@ def _flipped(match: matches.MatchResult) -> matches.MatchResult:
 
 def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None, b_rule=None, num_players_a=None,
               num_players_b=None, env_name=None, book=None, num_openings=None, opening_plies: int = 0,
-              seeds: int = 1, heldout_seeds: int = 0,
+              seeds: int = 1, heldout_seeds: int = 0, sample_plies: int = 0,
               simulations=None, max_plies=None, batch_pairs: int = 32, stockfish: Optional[Dict[str, Any]] = None,
               progress: bool = True) -> Dict[str, Any]:
     """Plays the match the flags describe and writes its report; returns the summary (+ ``files``)."""
@@ -144,9 +148,9 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
     if not isinstance(seeds, int) or seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {seeds!r}")
     agent_a = resolve_agent(a, side="a", player=a_player, rule=a_rule, num_players=num_players_a,
-                            simulations=simulations, stockfish=stockfish)
+                            simulations=simulations, sample_plies=sample_plies, stockfish=stockfish)
     agent_b = resolve_agent(b, side="b", player=b_player, rule=b_rule, num_players=num_players_b,
-                            simulations=simulations, stockfish=stockfish)
+                            simulations=simulations, sample_plies=sample_plies, stockfish=stockfish)
     run_envs = {agent.env.id for agent in (agent_a, agent_b) if agent.env is not None}
     if len(run_envs) > 1:
         raise ValueError(f"the two runs play different games: {sorted(run_envs)}")
@@ -191,7 +195,7 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
         result = specialisation.play_specialisation(
             env, agent_a.team, agent_b.policy, agent_b.params, starts=starts, train_seeds=train_seeds,
             heldout_seeds=list(range(seeds, seeds + heldout_seeds)), max_plies=max_plies, batch_pairs=batch_pairs,
-            opponent_name=agent_b.name, progress=progress)
+            opponent_name=agent_b.name, sample_plies=sample_plies, progress=progress)
         match, extra["specialisation"] = result.lookup, result.report
     elif engines:
         agent, engine_agent = (agent_a, agent_b) if agent_b.engine is not None else (agent_b, agent_a)
@@ -230,6 +234,7 @@ def main(argv: List[str]) -> None:
         b_player=_B_PLAYER.value, b_rule=_B_RULE.value, num_players_a=_NUM_PLAYERS_A.value,
         num_players_b=_NUM_PLAYERS_B.value, env_name=_ENV.value, book=_BOOK.value, num_openings=_NUM_OPENINGS.value,
         opening_plies=_OPENING_PLIES.value, seeds=_SEEDS.value, heldout_seeds=_HELDOUT.value,
+        sample_plies=_SAMPLE_PLIES.value,
         simulations=_SIMULATIONS.value, max_plies=_MAX_PLIES.value,
         batch_pairs=_BATCH_PAIRS.value, stockfish=stockfish)
     print(matches.format_summary(summary))
@@ -262,6 +267,9 @@ if __name__ == "__main__":
     _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 0, "Other games: random plies before each start "
                                           "(0: the initial position).", lower_bound=0)
     _SEEDS = flags.DEFINE_integer("seeds", 1, "Seeds per start and colour (lookup: training seeds).", lower_bound=1)
+    _SAMPLE_PLIES = flags.DEFINE_integer(
+        "sample_plies", 0, "Agents of runs sample their first N moves of a game in proportion to visit counts "
+        "(as in self-play), so seeds give different games; 0: always the most-visited move.", lower_bound=0)
     _HELDOUT = flags.DEFINE_integer("heldout_seeds", 0, "Lookup: held-out seeds scored with the table.", lower_bound=0)
     _SIMULATIONS = flags.DEFINE_integer("simulations", None, "Search simulations per move (default: the run's).")
     _MAX_PLIES = flags.DEFINE_integer("max_plies", None, "Plies per game at most (default: the game's cap).")

@@ -184,6 +184,37 @@ def test_lookup_games_are_the_chosen_players_games():
         matches.player_agent(team, 2)
 
 
+def test_sample_by_visits_matches_the_visit_distribution():
+    from scipy import stats
+
+    visits = jnp.array([[0.0, 1.0, 3.0, 0.0, 4.0]])
+    draws = jax.jit(jax.vmap(lambda k: opponents.sample_by_visits(k, visits)[0]))(
+        jax.random.split(jax.random.PRNGKey(0), 4000))
+    counts = np.bincount(np.asarray(draws), minlength=5)
+    assert counts[0] == counts[3] == 0  # unvisited actions are never drawn
+    assert stats.chisquare(counts[[1, 2, 4]], 4000 * np.array([1, 3, 4]) / 8).pvalue > 1e-3
+
+
+def test_sampled_opening_plies_vary_by_seed_then_play_greedily():
+    env = envs.make("connect_four")
+    team = _tiny_team(env, simulations=16)
+    greedy_players = [matches.player_agent(team, 0), matches.team_agent(team, "visit")]
+    sampled_players = [matches.player_agent(team, 0, sample_plies=4), matches.team_agent(team, "visit", sample_plies=4)]
+    start = env.init(jax.random.PRNGKey(1))
+    later = start.replace(_step_count=jnp.int32(4))  # the sampling window is over
+    keys = jax.random.split(jax.random.PRNGKey(2), 24)
+    for greedy, sampled in zip(greedy_players, sampled_players):
+        def moves(policy, state):
+            batch = jax.tree.map(lambda x: x[None], state)
+            return np.asarray(jax.jit(jax.vmap(lambda k: policy(team.params, k, batch)[0]))(keys))
+
+        np.testing.assert_array_equal(moves(sampled, later), moves(greedy, later))
+        assert len(set(moves(greedy, start).tolist())) == 1  # a noiseless search: one move whatever the key
+        assert len(set(moves(sampled, start).tolist())) > 1  # sampled ∝ visits: the keys disagree
+    with pytest.raises(ValueError, match="sample_plies"):
+        matches.team_agent(team, "visit", sample_plies=-1)
+
+
 # ------------------------------------------------------------------ chess: PGN and engines
 
 # Short endgames, so that random play finishes some games within the ply limit.

@@ -42,36 +42,41 @@ CHESS_IDS = ("chess",)  # games whose matches have White and Black, and PGN reco
 # ------------------------------------------------------------------ agents
 
 
-def player_agent(team: Team, player: int) -> Policy:
+def player_agent(team: Team, player: int, *, sample_plies: int = 0) -> Policy:
     """Team player ``player`` alone: its own search (latent and λ), most-visited move.
 
-    The policy's ``params`` are the network parameters (``team.params``).
+    The policy's ``params`` are the network parameters (``team.params``). With
+    ``sample_plies = k`` the first ``k`` plies of a game are sampled ∝ visit counts
+    (``opponents.search_policy``), so that seeds give different games.
     """
     if not isinstance(player, (int, np.integer)) or not 0 <= player < team.num_players:
         raise ValueError(f"player must be an int in [0, {team.num_players}) for {team.name!r}, got {player!r}")
-    return opponents.search_policy(team.env, team.apply_fn, team.search_config, player=int(player), lam=team.lam)
+    return opponents.search_policy(team.env, team.apply_fn, team.search_config, player=int(player), lam=team.lam,
+                                   sample_plies=sample_plies)
 
 
-def latent_agent(team: Team) -> Policy:
+def latent_agent(team: Team, *, sample_plies: int = 0) -> Policy:
     """Any single team player, chosen by the params: ``params = (network params, player [])``.
 
     Playing every player of a team through this one policy compiles the match once.
+    ``sample_plies`` as in ``player_agent``.
     """
 
     def policy(params, rng_key, state):
         net_params, player = params
         return opponents.search_policy(team.env, team.apply_fn, team.search_config, player=player,
-                                       lam=team.lam)(net_params, rng_key, state)
+                                       lam=team.lam, sample_plies=sample_plies)(net_params, rng_key, state)
 
     return policy
 
 
-def team_agent(team: Team, rule: str, *, move: str = "visits") -> Policy:
+def team_agent(team: Team, rule: str, *, move: str = "visits", sample_plies: int = 0) -> Policy:
     """The whole team as one agent: every latent searches, ``rule`` picks whose move to play.
 
     ``rule`` is a name of ``planning.SELECTION_RULES`` (visit, value, lcb, gap); ``move``
     is the chosen player's most-visited (``"visits"``) or LCB (``"lcb"``) move. The
-    policy's ``params`` are the network parameters.
+    policy's ``params`` are the network parameters. With ``sample_plies = k`` the first
+    ``k`` plies of a game are sampled ∝ the chosen player's visit counts instead.
 
     Raises:
       ValueError: unknown rule (the message lists the rules) or move.
@@ -79,11 +84,19 @@ def team_agent(team: Team, rule: str, *, move: str = "visits") -> Policy:
     planning.get_rule(rule)
     if move not in planning.MOVES:
         raise ValueError(f"move must be one of {planning.MOVES}, got {move!r}")
+    if not isinstance(sample_plies, int) or sample_plies < 0:
+        raise ValueError(f"sample_plies must be an int >= 0, got {sample_plies!r}")
 
     def policy(params, rng_key, state):
-        search = planning.team_search(team.env, team.apply_fn, params, rng_key, state,
+        search_key, sample_key = jax.random.split(rng_key)
+        search = planning.team_search(team.env, team.apply_fn, params, search_key, state,
                                       num_players=team.num_players, lam=team.lam, config=team.search_config)
-        return planning.team_move(search.stats, rule, move=move)[1]
+        player, action = planning.team_move(search.stats, rule, move=move)
+        if sample_plies:
+            visits = jnp.take_along_axis(search.stats.visits, player[:, None, None], axis=1)[:, 0]
+            sampled = opponents.sample_by_visits(sample_key, visits)
+            action = jnp.where(state._step_count < sample_plies, sampled, action)
+        return action
 
     return policy
 

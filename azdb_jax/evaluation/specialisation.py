@@ -143,6 +143,7 @@ def play_specialisation(
     batch_pairs: int = 32,
     rng_key: Optional[Array] = None,
     opponent_name: str = "B",
+    sample_plies: int = 0,
     progress: bool = False,
 ) -> SpecialisationResult:
     """The opening-specialisation lookup team against ``opponent`` (paper Appendix C.5).
@@ -150,10 +151,11 @@ def play_specialisation(
     Each team player plays the opponent from every start, both colours, every seed
     (training and held-out) with the same pair keys, so the lookup team's game at a
     held-out (opening, colour, seed) is exactly its chosen player's game there.
+    ``sample_plies``: the first plies sampled ∝ visits (``matches.player_agent``).
     """
     train, heldout = list(train_seeds), list(heldout_seeds)
     seeds = matches.check_seeds(train + heldout)
-    agent = matches.latent_agent(team)
+    agent = matches.latent_agent(team, sample_plies=sample_plies)
     per_player = []
     for player in range(team.num_players):
         per_player.append(matches.play_match(
