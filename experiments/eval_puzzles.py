@@ -17,7 +17,7 @@ import pathlib
 import sys
 from typing import Optional, Sequence, Tuple
 
-from absl import app, flags
+from absl import app, flags, logging
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
@@ -99,6 +99,7 @@ def evaluate(*, suite: str, data: Optional[str] = None, team: Optional[Team] = N
 
 
 def main(argv: Sequence[str]) -> None:
+    logging.set_verbosity(logging.WARNING)  # checkpoint restores log at INFO
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     if _WORKDIR.value is None and _ENGINE.value is None:

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from absl import app, flags
+from absl import app, flags, logging
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
@@ -88,6 +88,18 @@ def write(summary: Dict[str, Any], rows: Sequence[Dict[str, Any]], out) -> Tuple
     return reports.write_report(out, summary, rows)
 
 
+def format_rows(rows: Sequence[Dict[str, Any]]) -> str:
+    """A fixed-width table of the headline numbers, one line per (checkpoint, player)."""
+    columns = (("step", "step", "{}"), ("player", "player", "{}"), ("top1", "top1_accuracy", "{:.3f}"),
+               ("value sign", "value_sign_accuracy", "{:.3f}"), ("search top1", "search_top1_accuracy", "{:.3f}"),
+               ("Elo", "elo", "{:+.0f}"), ("± SE", "elo_stderr", "{:.0f}"), ("vs oracle", "score_vs_oracle", "{:.3f}"))
+    lines = ["  ".join(f"{title:>11}" for title, _, _ in columns)]
+    for row in rows:
+        cells = [fmt.format(row[key]) if row.get(key) is not None else "-" for _, key, fmt in columns]
+        lines.append("  ".join(f"{cell:>11}" for cell in cells))
+    return "\n".join(lines)
+
+
 def _parse_steps(text: Optional[str]) -> Optional[List[int]]:
     if not text:
         return None
@@ -102,6 +114,7 @@ def _parse_steps(text: Optional[str]) -> Optional[List[int]]:
 
 def main(argv: List[str]) -> None:
     del argv
+    logging.set_verbosity(logging.WARNING)  # checkpoint restores log at INFO
     from azdb_jax import checkpoint  # pylint: disable=g-import-not-at-top
     from experiments import eval_lib  # pylint: disable=g-import-not-at-top
 
@@ -118,6 +131,7 @@ def main(argv: List[str]) -> None:
     summary["workdir"] = str(workdir)
     out = _OUT.value or str(workdir / "reports" / "nim_measures")
     json_path, csv_path = write(summary, rows, out)
+    print(format_rows(rows))
     print(f"Nim measures of {len(steps)} checkpoint(s): report written to {json_path} and {csv_path}")
 
 

@@ -10,12 +10,13 @@ agreement with player 0 and one row per opening with every player's move. It is
 written as ``<out>.json`` and ``<out>.csv`` (default ``<workdir>/reports/opening_diversity``).
 """
 
+import json
 import pathlib
 import sys
 import time
 from typing import List, Optional, Tuple
 
-from absl import app, flags
+from absl import app, flags, logging
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
@@ -45,6 +46,7 @@ def evaluate(team: Team, openings_path, out, *, move: str = "lcb", limit: Option
 
 
 def main(argv: List[str]) -> None:
+    logging.set_verbosity(logging.WARNING)  # checkpoint restores log at INFO
     del argv
     from experiments import eval_lib  # pylint: disable=g-import-not-at-top
 
@@ -54,7 +56,13 @@ def main(argv: List[str]) -> None:
     openings_path = _DATA.value or data.data_path("openings")
     json_path, csv_path = evaluate(team, openings_path, out, move=_MOVE.value, limit=_LIMIT.value,
                                    batch_size=_BATCH_SIZE.value, seed=_SEED.value)
-    print(f"opening diversity of {team.name}: report written to {json_path} and {csv_path}")
+    summary = json.loads(json_path.read_text())["summary"]
+    print(f"{team.name}: {summary['mean_distinct_moves']:.3f} distinct moves across {summary['num_players']} "
+          f"players per position ({summary['positions']} openings, {summary['move']} moves)")
+    print("  histogram of distinct moves: " + ", ".join(f"{k}: {v}" for k, v in summary["histogram"].items()))
+    print("  by ECO letter: " + ", ".join(f"{k} {v:.3f}" for k, v in summary["mean_distinct_by_eco_letter"].items()))
+    print("  agreement with player 0: " + " ".join(f"{a:.3f}" for a in summary["agreement_with_player_0"]))
+    print(f"report written to {json_path} and {csv_path}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """Named, typed training configurations.
 
 demo        CPU, about ten minutes: a team of 2 on connect four with a small network.
+demo_chess  CPU, a few minutes: a team of 2 on chess with a tiny network and few
+            simulations. It learns little; it makes chess checkpoints for trying the
+            evaluation scripts (puzzles, matches with PGN, opening diversity) on a CPU.
 az_fast     the paper's "fast" setup (§4 Setup) with one player: chess, batch 1024,
             every position stored, 400 simulations; for accelerators.
 azdb_fast   the same with a team of 5 and PSRO-Nash matchmaking.
@@ -39,6 +42,20 @@ def demo() -> TrainConfig:
     )
 
 
+def demo_chess() -> TrainConfig:
+    return TrainConfig(
+        env=EnvConfig(name="chess"),
+        team=TeamConfig(num_players=2, lam=0.9, matchmaker="selfplay"),
+        network=NetworkConfig(channels=16, num_blocks=1, value_hidden=16),
+        search=SearchConfig(num_simulations=16, unvisited_q=0.0),
+        selfplay=SelfPlayConfig(num_games=32, num_plies=16, sample_plies=16),
+        replay=ReplayConfig(capacity=8192),
+        learner=LearnerConfig(optimizer="adamw", learning_rate=2e-3, weight_decay=1e-4),
+        run=RunConfig(num_iterations=40, learner_steps=4, batch_size=128, eval_every=0, eval_simulations=16,
+                      checkpoint_every=10, keep_checkpoints=4, checkpoint_replay=False),
+    )
+
+
 def _chess(num_players: int, *, full: bool) -> TrainConfig:
     steps = 1_600_000
     return TrainConfig(
@@ -64,6 +81,7 @@ def _chess(num_players: int, *, full: bool) -> TrainConfig:
 
 PRESETS: Dict[str, Callable[[], TrainConfig]] = {
     "demo": demo,
+    "demo_chess": demo_chess,
     "az_fast": lambda: _chess(1, full=False),
     "azdb_fast": lambda: _chess(5, full=False),
     "az_full": lambda: _chess(1, full=True),
