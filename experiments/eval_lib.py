@@ -1,8 +1,10 @@
 """Shared by the evaluation scripts: load a team from a run's checkpoint, write reports."""
 
 import dataclasses
+import functools
 import pathlib
-from typing import Optional
+import sys
+from typing import Callable, Optional, Sequence
 
 from azdb_jax import checkpoint
 from azdb_jax.evaluation import team as team_lib
@@ -36,4 +38,24 @@ def load_team(workdir, *, step: Optional[int] = None, num_players: Optional[int]
     return team
 
 
-__all__ = ["load_team", "checkpoint"]
+# Bad input a user can fix: reported as one line (file, line and reason are in the message).
+INPUT_ERRORS = (FileNotFoundError, ValueError, checkpoint.CheckpointError)
+
+
+def input_errors_exit(main: Callable[[Sequence[str]], None]) -> Callable[[Sequence[str]], None]:
+    """Wraps an absl ``main`` so that bad input (a missing or malformed data file, a bad
+    flag value, a missing, corrupt or mismatched checkpoint) ends the script with its
+    message and exit status 2 instead of a traceback. Other errors propagate."""
+
+    @functools.wraps(main)
+    def wrapped(argv: Sequence[str]) -> None:
+        try:
+            main(argv)
+        except INPUT_ERRORS as e:
+            print(f"{pathlib.Path(sys.argv[0]).name}: error: {e}", file=sys.stderr)
+            sys.exit(2)
+
+    return wrapped
+
+
+__all__ = ["load_team", "input_errors_exit", "INPUT_ERRORS"]

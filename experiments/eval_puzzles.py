@@ -143,4 +143,4 @@ if __name__ == "__main__":
     _STOCKFISH = flags.DEFINE_string("stockfish", None, "Stockfish binary (default: $AZDB_STOCKFISH, PATH, /usr/games).")
     _OUT = flags.DEFINE_string("out", None, "Report prefix for .json and .csv (default under the workdir).")
     _SEED = flags.DEFINE_integer("seed", 0, "Seed of the team's search randomness.")
-    app.run(main)
+    app.run(eval_lib.input_errors_exit(main))

@@ -28,6 +28,7 @@ import tqdm  # noqa: E402
 from azdb_jax.evaluation import nim as nim_eval  # noqa: E402
 from azdb_jax.evaluation import reports  # noqa: E402
 from azdb_jax.evaluation.team import Team  # noqa: E402
+from experiments import eval_lib  # noqa: E402
 
 
 def measure(teams: Sequence[Tuple[int, Team]], *, num_games: int = 16, num_seeds: int = 2, seed: int = 0,
@@ -116,7 +117,6 @@ def main(argv: List[str]) -> None:
     del argv
     logging.set_verbosity(logging.WARNING)  # checkpoint restores log at INFO
     from azdb_jax import checkpoint  # pylint: disable=g-import-not-at-top
-    from experiments import eval_lib  # pylint: disable=g-import-not-at-top
 
     workdir = pathlib.Path(_WORKDIR.value)
     steps = _parse_steps(_STEPS.value)
@@ -145,4 +145,4 @@ if __name__ == "__main__":
     _SEEDS = flags.DEFINE_integer("seeds", 2, "Independent rounds of --games games per pair.", lower_bound=1)
     _SEED = flags.DEFINE_integer("seed", 0, "Random seed of the searches and games.")
     _OUT = flags.DEFINE_string("out", None, "Report prefix; default <workdir>/reports/nim_measures.")
-    app.run(main)
+    app.run(eval_lib.input_errors_exit(main))

@@ -26,6 +26,7 @@ from azdb_jax import data  # noqa: E402
 from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
 from azdb_jax.evaluation import reports  # noqa: E402
 from azdb_jax.evaluation.team import Team  # noqa: E402
+from experiments import eval_lib  # noqa: E402
 
 EXCLUDED_ECO = ("A00",)
 
@@ -48,7 +49,6 @@ def evaluate(team: Team, openings_path, out, *, move: str = "lcb", limit: Option
 def main(argv: List[str]) -> None:
     logging.set_verbosity(logging.WARNING)  # checkpoint restores log at INFO
     del argv
-    from experiments import eval_lib  # pylint: disable=g-import-not-at-top
 
     team = eval_lib.load_team(_WORKDIR.value, step=_STEP.value, num_players=_NUM_PLAYERS.value,
                               num_simulations=_SIMULATIONS.value)
@@ -78,4 +78,4 @@ if __name__ == "__main__":
     _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Positions per search call.", lower_bound=1)
     _SEED = flags.DEFINE_integer("seed", 0, "Seed of the searches' tie breaks.")
     _OUT = flags.DEFINE_string("out", None, "Report prefix; default <workdir>/reports/opening_diversity.")
-    app.run(main)
+    app.run(eval_lib.input_errors_exit(main))

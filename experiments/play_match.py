@@ -280,4 +280,4 @@ if __name__ == "__main__":
     _SF_TIME = flags.DEFINE_float("stockfish_time", None, "Stockfish seconds per move (default 0.1 without nodes).")
     _SF_ELO = flags.DEFINE_integer("stockfish_elo", None, "Stockfish UCI_Elo strength limit.")
     _SF_SKILL = flags.DEFINE_integer("stockfish_skill", None, "Stockfish Skill Level (0-20).")
-    app.run(main)
+    app.run(eval_lib.input_errors_exit(main))
