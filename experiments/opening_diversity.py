@@ -20,8 +20,6 @@ from absl import app, flags, logging
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import jax  # noqa: E402  pylint: disable=g-import-not-at-top
-
 from azdb_jax import data  # noqa: E402
 from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
 from azdb_jax.evaluation import reports  # noqa: E402
@@ -39,8 +37,8 @@ def evaluate(team: Team, openings_path, out, *, move: str = "lcb", limit: Option
     positions = data.load_openings(openings_path, exclude=EXCLUDED_ECO)
     positions = list(positions)[:limit] if limit else list(positions)
     start = time.perf_counter()
-    summary, rows = openings_lib.opening_diversity(team, positions, jax.random.PRNGKey(seed), move=move,
-                                                   batch_size=batch_size, progress=progress)
+    summary, rows = openings_lib.opening_diversity(team, positions, move=move, batch_size=batch_size, seed=seed,
+                                                   progress=progress)
     summary.update(openings=str(openings_path), excluded_eco=list(EXCLUDED_ECO), seed=seed,
                    seconds=round(time.perf_counter() - start, 1))
     return reports.write_report(out, summary, rows)

@@ -111,7 +111,7 @@ def test_stub_team_distinct_moves_match_python_chess(data_dir):
         expected.append(row)
     expected_distinct = [len(set(row)) for row in expected]
     assert max(expected_distinct) >= 3  # the positions do tell the players apart
-    summary, rows = openings_lib.opening_diversity(team, chosen, jax.random.PRNGKey(0), batch_size=4)
+    summary, rows = openings_lib.opening_diversity(team, chosen, batch_size=4)
     assert [[r[f"player_{j}"] for j in range(4)] for r in rows] == expected
     assert [r["distinct"] for r in rows] == expected_distinct
     assert summary["mean_distinct_moves"] == pytest.approx(np.mean(expected_distinct))
@@ -150,4 +150,4 @@ def test_rejects_non_chess_team():
     team = Team(env=env, apply_fn=_stub_apply(np.zeros((1, env.num_actions))), params=None, num_players=1,
                 search_config=search.SearchConfig(num_simulations=2))
     with pytest.raises(ValueError, match="chess team"):
-        openings_lib.team_opening_moves(team, jax.random.PRNGKey(0), [chess.Board()])
+        openings_lib.team_opening_moves(team, [chess.Board()])

@@ -11,24 +11,21 @@ The report adds the histogram of distinct counts, the mean per ECO letter (A..E)
 each player's agreement with player 0 (plain AlphaZero, λ_0 = 1) and one row per
 opening with every player's UCI move.
 
-All positions are searched by one jitted program: batches are padded to a fixed size
-(``batch_size``) with copies of their first position, and the padding is dropped on
-the host.
+The positions are searched by the puzzle runners' ``solvers.TeamSolver`` (players'
+columns only), so a position's moves do not depend on the batch it came in.
 """
 
 import collections
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import chess
 import jax
 import jax.numpy as jnp
 import numpy as np
-import tqdm
 
-from azdb_jax import envs, planning
+from azdb_jax import planning
 from azdb_jax.data import Opening
-from azdb_jax.envs import chess_interop
-from azdb_jax.envs.chess import DEFAULT_MAX_PIECES
+from azdb_jax.evaluation import puzzles, solvers
 from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
@@ -89,72 +86,39 @@ def summarize(eco_codes: Sequence[str], counts, agreement, num_players: int) -> 
 # ------------------------------------------------------------------ searching the openings
 
 
-def chess_team_for(team: Team, boards: Sequence[chess.Board]) -> Tuple[Team, int]:
-    """``(team, max_pieces)``: the team on a chess env whose move generator is exact for ``boards``.
-
-    The team keeps its env unless a position needs more pieces than it handles
-    (``chess_interop.required_max_pieces``); states must be built with ``max_pieces``.
-    """
-    if team.env.id != "chess":
-        raise ValueError(f"opening diversity needs a chess team, got env '{team.env.id}'")
-    current = getattr(team.env, "max_pieces", DEFAULT_MAX_PIECES)
-    max_pieces = max(chess_interop.required_max_pieces(boards), current)
-    if max_pieces != current:
-        team = team.with_env(envs.make("chess", max_pieces=max_pieces))
-    return team, max_pieces
-
-
-def make_search_fn(team: Team, move: str = "lcb") -> Callable[[Array, Any], Array]:
-    """Jitted ``(rng_key, states [B]) -> actions [B, n]``: every player's move, no root noise."""
-    if move not in planning.MOVES:
-        raise ValueError(f"move must be one of {planning.MOVES}, got {move!r}")
-
-    def search(params, rng_key, states):
-        out = planning.team_search(team.env, team.apply_fn, params, rng_key, states, num_players=team.num_players,
-                                   lam=team.lam, config=team.search_config)
-        return player_moves(out, move)
-
-    jitted = jax.jit(search)
-    return lambda rng_key, states: jitted(team.params, rng_key, states)
-
-
-def team_opening_moves(team: Team, rng_key: Array, boards: Sequence[chess.Board], *, move: str = "lcb",
-                       batch_size: int = 64, progress: bool = False) -> List[List[str]]:
+def team_opening_moves(team: Team, boards: Sequence[chess.Board], *, move: str = "lcb", batch_size: int = 64,
+                       seed: int = 0, progress: bool = False) -> List[List[str]]:
     """Every player's move (UCI) in each position: ``[N][n]``.
+
+    The positions are searched by ``solvers.TeamSolver`` (one batched search of all
+    latents, no root noise, a position's randomness keyed by ``seed`` and its FEN; the
+    32-piece move generator where a position needs it).
 
     Args:
       team: a chess team.
-      rng_key: consumed; batch ``k`` searches with ``fold_in(rng_key, k)``.
       boards: the positions (none may be over).
       move: ``"lcb"`` (default, the paper's choice) or ``"visits"``.
-      batch_size: positions per search call; the last batch is padded to this size so
-        one compiled program serves every batch.
+      batch_size: positions per search call (one compiled program serves every batch).
+      seed: base of the search randomness.
       progress: show a tqdm bar.
     """
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    if getattr(team.env, "id", None) != "chess":
+        raise ValueError(f"opening diversity needs a chess team, got env '{getattr(team.env, 'id', team.env)}'")
+    if move not in planning.MOVES:
+        raise ValueError(f"move must be one of {planning.MOVES}, got {move!r}")
     boards = list(boards)
     for board in boards:
         if board.is_game_over():
             raise ValueError(f"position {board.fen()} is already over: no move to choose")
     if not boards:
         return []
-    team, max_pieces = chess_team_for(team, boards)
-    search = make_search_fn(team, move)
-    moves: List[List[str]] = []
-    starts = range(0, len(boards), batch_size)
-    for index, start in enumerate(tqdm.tqdm(starts, desc="openings", unit="batch", disable=not progress)):
-        chunk = boards[start:start + batch_size]
-        padded = chunk + [chunk[0]] * (batch_size - len(chunk))
-        states = chess_interop.states_from_boards(padded, max_pieces=max_pieces)
-        actions = np.asarray(jax.device_get(search(jax.random.fold_in(rng_key, index), states)))
-        for board, row in zip(chunk, actions):
-            moves.append([chess_interop.action_to_uci(int(a), board) for a in row])
-    return moves
+    solver = solvers.TeamSolver(team, rules=(), move=move, homogeneous_copies=0, batch_size=batch_size, seed=seed)
+    out = puzzles.ask(solver, boards, progress=progress, desc="openings")
+    return [[out.moves[f"player_{j}"][b] for j in range(team.num_players)] for b in range(len(boards))]
 
 
-def opening_diversity(team: Team, openings: Sequence[Opening], rng_key: Array, *, move: str = "lcb",
-                      batch_size: int = 64, progress: bool = False) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+def opening_diversity(team: Team, openings: Sequence[Opening], *, move: str = "lcb", batch_size: int = 64,
+                      seed: int = 0, progress: bool = False) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
     """The opening-diversity report of ``team`` over ``openings``: ``(summary, rows)``.
 
     ``rows`` hold ``eco``, ``name``, ``fen``, ``player_<j>`` (UCI) and ``distinct``;
@@ -165,7 +129,7 @@ def opening_diversity(team: Team, openings: Sequence[Opening], rng_key: Array, *
     if not openings:
         raise ValueError("no openings to evaluate")
     boards = [opening.board() for opening in openings]
-    moves = team_opening_moves(team, rng_key, boards, move=move, batch_size=batch_size, progress=progress)
+    moves = team_opening_moves(team, boards, move=move, batch_size=batch_size, seed=seed, progress=progress)
     # Distinct moves are counted on UCI strings: the same move has the same text for every player.
     _, codes = np.unique(np.array(moves, dtype=str), return_inverse=True)
     codes = codes.reshape(len(moves), team.num_players)
@@ -191,6 +155,6 @@ def top_moves(rows: Sequence[Dict[str, Any]], num_players: int, k: int = 5) -> D
 
 
 __all__ = [
-    "ECO_LETTERS", "player_moves", "distinct_counts", "agreement_with_first", "summarize", "chess_team_for",
-    "make_search_fn", "team_opening_moves", "opening_diversity", "top_moves",
+    "ECO_LETTERS", "player_moves", "distinct_counts", "agreement_with_first", "summarize", "team_opening_moves",
+    "opening_diversity", "top_moves",
 ]

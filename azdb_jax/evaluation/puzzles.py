@@ -258,7 +258,8 @@ def run_lichess(puzzles: Sequence[data.LichessPuzzle], solver: Solver, *, batch_
             todo = [i for i in range(count) if open_columns[i] and step < len(puzzles[i].solution)]
             if not todo:
                 break
-            out = ask(solver, [puzzles[i].board_at(step) for i in todo], batch_size=batch_size, progress=False)
+            out = ask(solver, [puzzles[i].board_at(step) for i in todo], batch_size=batch_size,
+                      progress=progress, desc=f"move {step + 1}")
             for k, i in enumerate(todo):
                 puzzle = puzzles[i]
                 last = step == len(puzzle.solution) - 1
