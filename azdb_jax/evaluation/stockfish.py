@@ -175,7 +175,23 @@ def _playable(board: chess.Board) -> None:
 # ------------------------------------------------------------------ the solver
 
 
-class StockfishSolver:
+class _EngineUser:
+    """Owns one ``_Engine`` (``self._engine``); closes it on ``close()`` or leaving a ``with`` block."""
+
+    _engine: _Engine
+
+    def close(self) -> None:
+        """Stops the engine process."""
+        self._engine.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class StockfishSolver(_EngineUser):
     """Stockfish answering puzzle positions: best move and value for the side to move.
 
     Implements ``azdb_jax.evaluation.team.Solver`` with one column (``name``) and no
@@ -232,21 +248,11 @@ class StockfishSolver:
         column = self.columns[0]
         return SolverOutput(moves={column: moves}, values={column: values})
 
-    def close(self) -> None:
-        """Stops the engine process."""
-        self._engine.close()
-
-    def __enter__(self) -> "StockfishSolver":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
 
 # ------------------------------------------------------------------ the match opponent
 
 
-class StockfishPlayer:
+class StockfishPlayer(_EngineUser):
     """A strength-limited Stockfish opponent for matches: ``player(board) -> chess.Move``.
 
     Strength is limited by ``elo`` (``UCI_LimitStrength`` + ``UCI_Elo``, checked against
@@ -315,16 +321,6 @@ class StockfishPlayer:
         move = self._engine.play(board, self.limit, game=self._game).move
         self._last = (root, stack + [move])
         return move  # type: ignore[return-value]
-
-    def close(self) -> None:
-        """Stops the engine process."""
-        self._engine.close()
-
-    def __enter__(self) -> "StockfishPlayer":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 __all__ = [
