@@ -247,6 +247,10 @@ def main(argv: List[str]) -> None:
               f"max over latents: {report['max_over_latents']['score']:.3f}")
         if report["leave_one_seed_out"]:
             print(f"  leave-one-seed-out lookup: {report['leave_one_seed_out']['lookup']['score']:.3f}")
+        for j, by_turn in enumerate(report["per_player_by_turn"]):
+            print(f"  player {j} (all seeds): " + "; ".join(
+                f"moving {turn} +{r['wins']} ={r['draws']} -{r['losses']} ({r['score']:.3f})"
+                for turn, r in by_turn.items()))
     print("wrote " + ", ".join(summary["files"]))
 
 

@@ -147,6 +147,13 @@ def test_lookup_on_a_hand_built_table():
     # cell (1, second): {1,2}: 0 vs 0.25 -> 1; {0,2}: 0 vs 0.25 -> 1; {0,1}: 1
     #   results -1, unfinished, 0
     assert (loso["wins"], loso["draws"], loso["losses"], loso["unfinished"]) == (2, 5, 4, 1)
+    # Player 0 over all seeds, moving first: 1, 1, -1 and 0, 0, 1; second: -1, -1, 1 and -1, -1, -1.
+    first, second = report["per_player_by_turn"][0]["first"], report["per_player_by_turn"][0]["second"]
+    assert (first["wins"], first["draws"], first["losses"]) == (3, 2, 1)
+    assert (second["wins"], second["draws"], second["losses"]) == (1, 0, 5)
+    # Mean game scores per opening and turn (W 1, D ½, L 0; the unfinished game ½).
+    np.testing.assert_allclose(report["opening_scores"][0], [[2 / 3, 1 / 3], [2 / 3, 0.0]])
+    np.testing.assert_allclose(report["opening_scores"][1], [[5 / 6, 1 / 2], [1 / 3, 1 / 3]])
     with pytest.raises(ValueError, match="disjoint"):
         specialisation.specialisation_report(result, finished, [0, 1], [1])
 

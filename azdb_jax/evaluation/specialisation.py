@@ -85,7 +85,11 @@ def specialisation_report(result: np.ndarray, finished: np.ndarray, train: Seque
       ``max_over_latents`` on ``heldout``: the reference lines of Fig. 21;
       ``leave_one_seed_out`` over all seeds (each seed scored with the table of the others,
       Fig. 22; None with a single seed), with ``per_player`` and ``max_over_latents`` on
-      all seeds beside it.
+      all seeds beside it;
+      ``per_player_by_turn`` [n] {"first", "second"}: each player's record over all seeds
+      with A moving first / second (as White / Black from White-to-move starts, Table 3);
+      ``opening_scores`` [n][P][2]: each player's mean game score (W 1, D ½, L 0) per
+      opening and turn over all seeds (Figs. 6 and 23).
     """
     train, heldout = list(train), list(heldout)
     if not train or not heldout or set(train) & set(heldout):
@@ -118,6 +122,11 @@ def specialisation_report(result: np.ndarray, finished: np.ndarray, train: Seque
         }
     else:
         report["leave_one_seed_out"] = None
+    # Over every seed: each player's record by turn (paper Table 3: as White / as Black when
+    # the starts have White to move) and its mean score per opening and turn (Figs. 6, 23).
+    report["per_player_by_turn"] = [{turn: matches.tally(result[j][:, k], finished[j][:, k])
+                                     for k, turn in enumerate(("first", "second"))} for j in range(n)]
+    report["opening_scores"] = game_scores(result, finished).mean(axis=-1).tolist()  # [n][P][2]
     return report
 
 
