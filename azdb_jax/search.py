@@ -145,6 +145,24 @@ def make_recurrent_fn(
     return recurrent_fn
 
 
+def dirichlet_noised_logits(rng_key: Array, prior_logits: Array, legal: Array, *, alpha: float,
+                            fraction: float) -> Array:
+    """AlphaZero's root noise: ``(1 − ε) P + ε η`` with ``η ~ Dir(α)`` over the *legal* moves.
+
+    ``prior_logits`` [B, A] are already masked (illegal = large negative); returns logits
+    of the noised prior, illegal moves still masked. The noise is drawn over the legal
+    moves only, as AlphaZero does: drawn over all ``A`` actions (mctx's built-in noise)
+    nearly all of its mass would land on illegal moves of a large action space — chess
+    has 4,672 actions and some 20-40 legal moves — and vanish when they are masked.
+    ``η`` is sampled as normalised Gamma(α) variables; consumes the key.
+    """
+    gamma = jax.random.gamma(rng_key, alpha, shape=prior_logits.shape)
+    gamma = jnp.where(legal, gamma, 0.0)
+    eta = gamma / jnp.maximum(gamma.sum(axis=-1, keepdims=True), 1e-30)
+    probs = (1.0 - fraction) * jax.nn.softmax(prior_logits, axis=-1) + fraction * eta
+    return _masked_logits(jnp.log(jnp.maximum(probs, 1e-30)), legal)
+
+
 def run_search(
     env: pgx.core.Env,
     apply_fn: ApplyFn,
@@ -186,7 +204,12 @@ def run_search(
     out = apply_fn(network_params, root.observation, ctx.player)
     prior_logits = _masked_logits(out.policy_logits, root.legal_action_mask)
     root_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, jnp.ones((batch,), bool))
-    root_output = mctx.RootFnOutput(prior_logits=prior_logits, value=root_value, embedding=_lean(root))
+    search_prior = prior_logits
+    if add_noise and config.algorithm == "puct" and config.dirichlet_fraction > 0:
+        noise_key, rng_key = jax.random.split(rng_key)
+        search_prior = dirichlet_noised_logits(noise_key, prior_logits, root.legal_action_mask,
+                                               alpha=config.dirichlet_alpha, fraction=config.dirichlet_fraction)
+    root_output = mctx.RootFnOutput(prior_logits=search_prior, value=root_value, embedding=_lean(root))
     recurrent_fn = make_recurrent_fn(env, apply_fn, feature_fn=feature_fn, intrinsic_reward_fn=intrinsic_reward_fn)
     invalid = ~root.legal_action_mask
     if config.algorithm == "puct":
@@ -194,8 +217,7 @@ def run_search(
             ctx, rng_key, root_output, recurrent_fn, config.num_simulations,
             invalid_actions=invalid,
             qtransform=functools.partial(qtransform_alphazero, config=config),
-            dirichlet_fraction=config.dirichlet_fraction if add_noise else 0.0,
-            dirichlet_alpha=config.dirichlet_alpha,
+            dirichlet_fraction=0.0,  # added above, over the legal moves only
             pb_c_init=config.pb_c_init,
             pb_c_base=config.pb_c_base,
         )

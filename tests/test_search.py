@@ -155,8 +155,36 @@ def test_root_statistics_prior_is_clean_and_invalid_actions_never_visited():
                                      -jnp.inf))
     np.testing.assert_allclose(stats.prior, clean, rtol=1e-5, atol=1e-7)
     noisy = jax.nn.softmax(out.policy_output.search_tree.children_prior_logits[:, 0])
-    assert not np.allclose(noisy, clean)  # mctx's own copy carries the Dirichlet noise
+    assert not np.allclose(noisy, clean)  # the tree's copy carries the Dirichlet noise
     assert not np.asarray(stats.visited & ~states.legal_action_mask).any()
+
+
+def test_root_noise_is_dirichlet_over_the_legal_moves_only():
+    from scipy import stats as scipy_stats
+
+    env = envs.make("chess")
+    states = chess_interop.states_from_fens([chess.STARTING_FEN] * 2)  # 20 legal moves of 4,672 actions
+    legal = np.asarray(states.legal_action_mask)
+    config = search.SearchConfig(num_simulations=4)
+    out = search.run_search(env, _uniform_net(env.num_actions), None, jax.random.PRNGKey(0), states,
+                            jnp.zeros(2, jnp.int32), jnp.ones(2), config=config, add_noise=True)
+    noisy = np.asarray(jax.nn.softmax(out.policy_output.search_tree.children_prior_logits[:, 0]), np.float64)
+    eps, clean = config.dirichlet_fraction, legal / legal.sum(-1, keepdims=True)
+    eta = (noisy - (1 - eps) * clean) / eps  # the noise itself: a distribution over the legal moves
+    np.testing.assert_allclose(eta[~legal], 0.0, atol=1e-6)
+    assert (eta[legal] > -1e-6).all()
+    np.testing.assert_allclose(eta.sum(-1), 1.0, atol=1e-5)
+    assert 0.5 * np.abs(noisy - clean).sum(-1).min() > 0.05  # the noise moves the prior visibly
+    assert not np.allclose(noisy[0], noisy[1])  # each game draws its own
+    # Many draws: mean and variance of Dir(α) on K = 20 legal moves (scipy).
+    logits = jnp.where(states.legal_action_mask[:1], 0.0, jnp.finfo(jnp.float32).min)
+    draws = jax.vmap(lambda k: search.dirichlet_noised_logits(k, logits, states.legal_action_mask[:1],
+                                                              alpha=0.3, fraction=1.0))(
+        jax.random.split(jax.random.PRNGKey(1), 4000))
+    samples = np.asarray(jax.nn.softmax(draws, axis=-1))[:, 0][:, legal[0]]
+    reference = scipy_stats.dirichlet(np.full(20, 0.3))
+    np.testing.assert_allclose(samples.mean(0), reference.mean(), atol=0.01)
+    np.testing.assert_allclose(samples.var(0).mean(), reference.var().mean(), rtol=0.1)
 
 
 def test_bad_search_config_values():
