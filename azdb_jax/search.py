@@ -13,7 +13,10 @@ mixing rule with the player's ``λ_i``: transitions made by the root player carr
 With ``λ_i = 1`` this is plain AlphaZero, bit for bit. ``r_d`` comes from an optional
 intrinsic-reward function of the features φ of the position after the move.
 
-Invalid actions are masked at every depth (mctx masks only the root).
+Invalid actions are masked at every depth (mctx masks only the root). Root Dirichlet
+noise (self-play, PUCT) is drawn over the legal moves only (``dirichlet_noised_logits``):
+mctx's built-in noise spreads over all actions, and with chess's 4,672 actions almost
+all of it would fall on illegal moves and vanish when they are masked.
 """
 
 import dataclasses
