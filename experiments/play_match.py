@@ -1,8 +1,8 @@
 """A match between two agents: W/D/L, score, Elo ± SE, and every game saved (SPEC §2 "Matches").
 
-  python experiments/play_match.py --a=runs/demo@120 --b=runs/demo@40 --seeds=8 --out=/tmp/match
-  python experiments/play_match.py --a=runs/demo --a_rule=gap --b=minimax2 --seeds=16 --out=/tmp/m2
-  python experiments/play_match.py --a=runs/chess --a_rule=lookup --seeds=4 --heldout_seeds=2 \\
+  python experiments/play_match.py --a=runs/demo@120 --b=runs/demo@40 --seeds=32 --sample_plies=4 --out=/tmp/match
+  python experiments/play_match.py --a=runs/demo --a_rule=gap --b=minimax2 --seeds=16 --sample_plies=4 --out=/tmp/m2
+  python experiments/play_match.py --a=runs/chess --a_rule=lookup --seeds=4 --heldout_seeds=2 --sample_plies=8 \\
       --b=runs/az --num_openings=20 --out=/tmp/lookup
   python experiments/play_match.py --a=runs/chess --b=stockfish --stockfish_elo=1500 --out=/tmp/sf
 
