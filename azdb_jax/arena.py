@@ -178,7 +178,12 @@ def play_games(
     )
 
 
-def _tally(result: np.ndarray, finished: np.ndarray) -> Dict[str, Any]:
+def tally(result, finished) -> Dict[str, Any]:
+    """W/D/L of the finished games of ``result`` [G] (+1/0/−1 for A), with
+    ``score = (W + D/2) / N`` (NaN when none finished) and the unfinished count. Arrays
+    of any shape are read as flat lists of games."""
+    result = np.asarray(result, np.float64).reshape(-1)
+    finished = np.asarray(finished, bool).reshape(-1)
     wins = int(np.sum(finished & (result > 0)))
     draws = int(np.sum(finished & (result == 0)))
     losses = int(np.sum(finished & (result < 0)))
@@ -210,10 +215,10 @@ def summarize(results: GameResults) -> Dict[str, Any]:
     if not in_turn.all():
         raise ValueError(f"{int((~in_turn).sum())} games had a move out of turn: the arena needs a game "
                          "whose two players alternate")
-    summary = _tally(result, finished)
+    summary = tally(result, finished)
     summary["mean_length"] = float(length.mean()) if length.size else float("nan")
-    summary["as_first"] = _tally(result[a_first], finished[a_first])
-    summary["as_second"] = _tally(result[~a_first], finished[~a_first])
+    summary["as_first"] = tally(result[a_first], finished[a_first])
+    summary["as_second"] = tally(result[~a_first], finished[~a_first])
     return summary
 
 

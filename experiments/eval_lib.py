@@ -33,7 +33,7 @@ def load_team(workdir, *, step: Optional[int] = None, num_players: Optional[int]
     search_config = dataclasses.replace(config.search, num_simulations=num_simulations or config.run.eval_simulations)
     team = team_lib.Team(env=components.env, apply_fn=components.network.apply, params=state.train_state.params,
                          num_players=config.team.num_players, search_config=search_config, lam=lam,
-                         name=name or f"{workdir.name}@{saved_step}")
+                         name=name or f"{workdir.name}@{saved_step}", step=saved_step)
     team_lib.check_num_players(team, num_players, source=f"checkpoint {workdir}/checkpoints (step {saved_step})")
     return team
 

@@ -21,20 +21,12 @@ from absl import app, flags, logging
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import checkpoint, planning  # noqa: E402  pylint: disable=g-import-not-at-top
+from azdb_jax import planning  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax.evaluation import puzzles, solvers  # noqa: E402
 from azdb_jax.evaluation.team import Team, check_num_players  # noqa: E402
 from experiments import eval_lib  # noqa: E402
 
 ENGINES = ("stockfish",)
-
-
-def _latest_step(workdir: pathlib.Path) -> int:
-    with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
-        step = manager.latest_step()
-    if step is None:
-        raise checkpoint.CheckpointError(f"{workdir}/checkpoints holds no finished checkpoint")
-    return step
 
 
 def evaluate(*, suite: str, data: Optional[str] = None, team: Optional[Team] = None, workdir: Optional[str] = None,
@@ -77,9 +69,8 @@ def evaluate(*, suite: str, data: Optional[str] = None, team: Optional[Team] = N
     else:
         if workdir is not None:
             run_dir = pathlib.Path(workdir)
-            step = _latest_step(run_dir) if step is None else step
             team = eval_lib.load_team(run_dir, step=step, num_players=num_players, num_simulations=simulations)
-            default_out = run_dir / "eval" / f"{suite}_{step}_{team.search_config.num_simulations}"
+            default_out = run_dir / "eval" / f"{suite}_{team.step}_{team.search_config.num_simulations}"
         else:
             check_num_players(team, num_players, source=f"team {team.name!r}")
             team = team.with_simulations(simulations) if simulations else team

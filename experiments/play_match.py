@@ -179,7 +179,13 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
         book_path, boards = _chess_starts(book, num_openings)
         max_pieces = chess_interop.required_max_pieces(boards)
         if max_pieces != getattr(env, "max_pieces", max_pieces):
+            # Crowded book positions need the exact move generator, in the games and in
+            # every search tree: rebuild the runs' agents on it.
             env = envs.make("chess", max_pieces=max_pieces)
+            for agent, side, player, rule in ((agent_a, "a", a_player, a_rule), (agent_b, "b", b_player, b_rule)):
+                if agent.team is not None:
+                    agent.team, agent.env = agent.team.with_env(env), env
+                    _team_policy(agent, player, rule, side, sample_plies)
         starts, fens = matches.book_starts(boards, max_pieces=max_pieces)
     elif book is not None:
         raise ValueError(f"--book holds chess start positions; {env.id} starts from its initial position "

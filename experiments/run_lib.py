@@ -18,6 +18,7 @@ import tqdm
 
 from azdb_jax import arena, checkpoint, diversity, features, learner, matchmaking, networks, opponents
 from azdb_jax import config as config_lib
+from azdb_jax.evaluation import reports
 from azdb_jax import sharding, trainer
 
 # Longest game per env, for evaluation games (pgx's own caps for the chess variants).
@@ -58,12 +59,6 @@ def build_components(config: config_lib.TrainConfig) -> trainer.Components:
 # ------------------------------------------------------------------ files
 
 
-def _write_atomic(path: pathlib.Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def load_run_config(workdir: pathlib.Path) -> config_lib.TrainConfig:
     path = pathlib.Path(workdir) / "config.json"
     if not path.is_file():
@@ -78,7 +73,7 @@ class MetricsLog:
         self.path = workdir / "metrics.jsonl"
         lines = self.path.read_text().splitlines() if self.path.exists() and keep_up_to is not None else []
         kept = [line for line in lines if json.loads(line)["iteration"] <= keep_up_to] if lines else []
-        _write_atomic(self.path, "".join(line + "\n" for line in kept))
+        reports.write_atomic(self.path, "".join(line + "\n" for line in kept))
         self._tb = None
         try:
             from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
@@ -234,7 +229,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
     elif manager.latest_step() is not None:
         raise ValueError(f"{workdir} already holds checkpoints; pass --resume or choose a new --workdir")
     else:
-        _write_atomic(workdir / "config.json", config_lib.to_json(config))
+        reports.write_atomic(workdir / "config.json", config_lib.to_json(config))
 
     components = build_components(config)
     mesh = sharding.make_mesh(config.run.num_devices or None)

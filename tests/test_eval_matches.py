@@ -339,3 +339,38 @@ def test_cli_match_between_checkpoints(tmp_path):
     with pytest.raises(ValueError, match="unknown --a_rule"):
         play_match.run_match(a=str(run), a_rule="best", b="random", out=tmp_path / "x")
     assert not (tmp_path / "x").exists()
+
+
+def test_cli_crowded_book_positions_switch_the_runs_to_the_exact_move_generator(tmp_path, monkeypatch):
+    from experiments import eval_lib, play_match  # pylint: disable=g-import-not-at-top
+
+    # 218 legal moves: more than pgx's 200-move list, so the 32-piece generator is required.
+    fen = "R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1"
+    assert chess.Board(fen).legal_moves.count() == 218 and chess_interop.required_max_pieces([fen]) == 32
+    book = tmp_path / "book.epd"
+    book.write_text(fen + "\n")
+    run = tmp_path / "chess_run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    team = _tiny_team(envs.make("chess"))  # built on the default 16-piece generator
+    monkeypatch.setattr(eval_lib, "load_team", lambda *args, **kwargs: team)
+    searched_on = []  # the move generator of every agent built, in order
+    build_agent = matches.player_agent
+
+    def spy(agent_team, player, **kwargs):
+        searched_on.append(agent_team.env.max_pieces)
+        return build_agent(agent_team, player, **kwargs)
+
+    monkeypatch.setattr(matches, "player_agent", spy)
+    summary = play_match.run_match(a=str(run), a_player=0, b="random", book=str(book), seeds=1, max_plies=2,
+                                   out=tmp_path / "out", progress=False)
+    assert summary["games"] == 2
+    assert searched_on[-1] == 32  # the agent that played searches with the exact generator
+    games = io.StringIO((tmp_path / "out" / "games.pgn").read_text())
+    for _ in range(2):  # every move, the team's among them, is legal in python-chess
+        game = chess.pgn.read_game(games)
+        board = game.board()
+        assert board.fen() == fen and not game.errors
+        for move in game.mainline_moves():
+            assert move in board.legal_moves
+            board.push(move)

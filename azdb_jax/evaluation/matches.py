@@ -143,21 +143,12 @@ def tally(result, finished) -> Dict[str, Any]:
     bound of ``saturated="clip"``, otherwise the same values). Unfinished games count as
     neither and are reported.
     """
-    result, finished = np.asarray(result, np.float64), np.asarray(finished, bool)
-    wins = int(np.sum(finished & (result > 0)))
-    draws = int(np.sum(finished & (result == 0)))
-    losses = int(np.sum(finished & (result < 0)))
-    n = wins + draws + losses
+    counts = arena.tally(result, finished)
+    wins, draws, losses, n = counts["wins"], counts["draws"], counts["losses"], counts["finished"]
     elo = ratings.elo_difference(wins, draws, losses)
     clipped = ratings.elo_difference(wins, draws, losses, saturated="clip")
-    return {
-        "games": int(result.size), "finished": n, "unfinished": int(result.size) - n,
-        "wins": wins, "draws": draws, "losses": losses,
-        "score": (wins + 0.5 * draws) / n if n else float("nan"),
-        "win_rate": wins / n if n else float("nan"),
-        "elo": float(elo.elo), "elo_stderr": float(elo.stderr),
-        "elo_clipped": float(clipped.elo), "elo_clipped_stderr": float(clipped.stderr),
-    }
+    return dict(counts, win_rate=wins / n if n else float("nan"), elo=float(elo.elo), elo_stderr=float(elo.stderr),
+                elo_clipped=float(clipped.elo), elo_clipped_stderr=float(clipped.stderr))
 
 
 def summarize_match(match: MatchResult) -> Dict[str, Any]:

@@ -37,6 +37,7 @@ class Team:
       lam: λ used when searching in evaluation; 1 (the default) scores positions by the
         game's outcome only, which is what puzzles and matches measure.
       name: a label for reports and PGN headers.
+      step: the checkpoint step the parameters come from, when loaded from a run.
     """
 
     env: pgx.core.Env
@@ -46,6 +47,7 @@ class Team:
     search_config: search_lib.SearchConfig
     lam: float = 1.0
     name: str = "team"
+    step: Optional[int] = None
 
     def __post_init__(self):
         if not isinstance(self.num_players, int) or self.num_players < 1:
