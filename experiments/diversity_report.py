@@ -27,7 +27,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import arena, opponents, ratings  # noqa: E402
 from azdb_jax import search as search_lib  # noqa: E402
-from experiments import run_lib  # noqa: E402
+from azdb_jax import runner  # noqa: E402
 
 _RUNS = flags.DEFINE_list("runs", [], "name=workdir pairs.")
 _REFERENCE = flags.DEFINE_string("reference", "minimax2", "Fixed opponent (azdb_jax.opponents.opponents_for).")
@@ -67,7 +67,7 @@ def _random_openings(env, key, count: int):
 
 
 def report_run(name: str, workdir: pathlib.Path) -> dict:
-    config, components, state = run_lib.load_run(workdir)
+    config, components, state = runner.load_run(workdir)
     env, network = components.env, components.network
     params = state.train_state.params
     n = config.team.num_players
@@ -83,7 +83,7 @@ def report_run(name: str, workdir: pathlib.Path) -> dict:
     agent = opponents.search_policy(env, network.apply, search_config, player=0)
     reference = opponents.opponents_for(env.id, env)[_REFERENCE.value]
     play = jax.jit(lambda p, k: arena.play_games(env, agent, p, reference, None, k, num_games=_GAMES.value,
-                                                 max_plies=run_lib.max_plies(env)))
+                                                 max_plies=runner.max_plies(env)))
     summary = arena.summarize(jax.device_get(play(params, key)))
     elo = ratings.elo_difference(summary["wins"], summary["draws"], summary["losses"], saturated="clip")
     games = max(summary["finished"], 1)

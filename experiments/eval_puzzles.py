@@ -24,7 +24,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from azdb_jax import planning  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax.evaluation import puzzles, solvers  # noqa: E402
 from azdb_jax.evaluation.team import Team, check_num_players  # noqa: E402
-from experiments import eval_lib  # noqa: E402
+from azdb_jax import cli  # noqa: E402
+from azdb_jax.evaluation import loading  # noqa: E402
 
 ENGINES = ("stockfish",)
 
@@ -69,7 +70,7 @@ def evaluate(*, suite: str, data: Optional[str] = None, team: Optional[Team] = N
     else:
         if workdir is not None:
             run_dir = pathlib.Path(workdir)
-            team = eval_lib.load_team(run_dir, step=step, num_players=num_players, num_simulations=simulations)
+            team = loading.load_team(run_dir, step=step, num_players=num_players, num_simulations=simulations)
             default_out = run_dir / "eval" / f"{suite}_{team.step}_{team.search_config.num_simulations}"
         else:
             check_num_players(team, num_players, source=f"team {team.name!r}")
@@ -134,4 +135,4 @@ if __name__ == "__main__":
     _STOCKFISH = flags.DEFINE_string("stockfish", None, "Stockfish binary (default: $AZDB_STOCKFISH, PATH, /usr/games).")
     _OUT = flags.DEFINE_string("out", None, "Report prefix for .json and .csv (default under the workdir).")
     _SEED = flags.DEFINE_integer("seed", 0, "Seed of the team's search randomness.")
-    app.run(eval_lib.input_errors_exit(main))
+    app.run(cli.input_errors_exit(main))

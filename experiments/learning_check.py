@@ -38,8 +38,8 @@ import jax.numpy as jnp  # noqa: E402
 from azdb_jax import arena, opponents, trainer  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
 from azdb_jax.evaluation import nim as nim_eval  # noqa: E402
-from experiments import run_lib  # noqa: E402
-from experiments.configs import get_preset  # noqa: E402
+from azdb_jax import runner  # noqa: E402
+from azdb_jax.presets import get_preset  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,13 +141,13 @@ class TrainedRun(NamedTuple):
 def train(config: config_lib.TrainConfig, *, keep_initial: bool = False) -> TrainedRun:
     """Runs ``config``'s iterations in memory and returns the final parameters.
 
-    The same phases as ``run_lib.train`` (jitted self-play window, jitted learner step,
+    The same phases as ``runner.train`` (jitted self-play window, jitted learner step,
     ``trainer.train_iteration`` dispatching them), without the run directory: no
     checkpoints, metrics files or built-in evaluation. ``keep_initial`` also keeps a
     copy of the untrained parameters, as a reference for the evaluations.
     """
     start = time.perf_counter()
-    components = run_lib.build_components(config)
+    components = runner.build_components(config)
     state = jax.jit(functools.partial(trainer.init_trainer, components))(jax.random.PRNGKey(config.run.seed))
     # The phases donate the state, so the untrained parameters are copied out first.
     initial = jax.tree.map(jnp.copy, state.train_state.params) if keep_initial else None
@@ -179,7 +179,7 @@ def arena_eval(config: config_lib.TrainConfig, components: trainer.Components, p
     policy_b = opponents.opponents_for(env.id, env)[opponent]
     num_games = config.run.eval_games + config.run.eval_games % 2
     play = jax.jit(functools.partial(arena.play_games, env, agent, policy_b=policy_b, params_b=None,
-                                     num_games=num_games, max_plies=run_lib.max_plies(env)))
+                                     num_games=num_games, max_plies=runner.max_plies(env)))
     key = jax.random.PRNGKey(config.run.seed + 1)
     summary = arena.summarize(jax.device_get(play(params_a=params, rng_key=key)))
     n = max(summary["finished"], 1)

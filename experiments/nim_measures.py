@@ -28,7 +28,8 @@ import tqdm  # noqa: E402
 from azdb_jax.evaluation import nim as nim_eval  # noqa: E402
 from azdb_jax.evaluation import reports  # noqa: E402
 from azdb_jax.evaluation.team import Team  # noqa: E402
-from experiments import eval_lib  # noqa: E402
+from azdb_jax import cli  # noqa: E402
+from azdb_jax.evaluation import loading  # noqa: E402
 
 
 def measure(teams: Sequence[Tuple[int, Team]], *, num_games: int = 16, num_seeds: int = 2, seed: int = 0,
@@ -125,7 +126,7 @@ def main(argv: List[str]) -> None:
             steps = sorted(manager.all_steps())
         if not steps:
             raise FileNotFoundError(f"no checkpoints in {workdir / 'checkpoints'}")
-    teams = [(step, eval_lib.load_team(workdir, step=step, num_simulations=_SIMULATIONS.value))
+    teams = [(step, loading.load_team(workdir, step=step, num_simulations=_SIMULATIONS.value))
              for step in tqdm.tqdm(steps, desc="loading", unit="ckpt")]
     summary, rows = measure(teams, num_games=_GAMES.value, num_seeds=_SEEDS.value, seed=_SEED.value)
     summary["workdir"] = str(workdir)
@@ -145,4 +146,4 @@ if __name__ == "__main__":
     _SEEDS = flags.DEFINE_integer("seeds", 2, "Independent rounds of --games games per pair.", lower_bound=1)
     _SEED = flags.DEFINE_integer("seed", 0, "Random seed of the searches and games.")
     _OUT = flags.DEFINE_string("out", None, "Report prefix; default <workdir>/reports/nim_measures.")
-    app.run(eval_lib.input_errors_exit(main))
+    app.run(cli.input_errors_exit(main))

@@ -24,7 +24,8 @@ from azdb_jax import data  # noqa: E402
 from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
 from azdb_jax.evaluation import reports  # noqa: E402
 from azdb_jax.evaluation.team import Team  # noqa: E402
-from experiments import eval_lib  # noqa: E402
+from azdb_jax import cli  # noqa: E402
+from azdb_jax.evaluation import loading  # noqa: E402
 
 EXCLUDED_ECO = ("A00",)
 
@@ -48,7 +49,7 @@ def main(argv: List[str]) -> None:
     logging.set_verbosity(logging.WARNING)  # checkpoint restores log at INFO
     del argv
 
-    team = eval_lib.load_team(_WORKDIR.value, step=_STEP.value, num_players=_NUM_PLAYERS.value,
+    team = loading.load_team(_WORKDIR.value, step=_STEP.value, num_players=_NUM_PLAYERS.value,
                               num_simulations=_SIMULATIONS.value)
     out = _OUT.value or str(pathlib.Path(_WORKDIR.value) / "reports" / "opening_diversity")
     openings_path = _DATA.value or data.data_path("openings")
@@ -76,4 +77,4 @@ if __name__ == "__main__":
     _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Positions per search call.", lower_bound=1)
     _SEED = flags.DEFINE_integer("seed", 0, "Seed of the searches' tie breaks.")
     _OUT = flags.DEFINE_string("out", None, "Report prefix; default <workdir>/reports/opening_diversity.")
-    app.run(eval_lib.input_errors_exit(main))
+    app.run(cli.input_errors_exit(main))

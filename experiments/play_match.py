@@ -42,7 +42,8 @@ import numpy as np  # noqa: E402
 
 from azdb_jax import envs, opponents  # noqa: E402
 from azdb_jax.evaluation import game_records, matches, reports, specialisation  # noqa: E402
-from experiments import eval_lib, run_lib  # noqa: E402
+from azdb_jax import cli, runner  # noqa: E402
+from azdb_jax.evaluation import loading  # noqa: E402
 
 DEFAULT_BOOK = ("books", "4mvs_+90_+99.epd")
 RULES = ("visit", "value", "lcb", "gap", "lookup")
@@ -97,7 +98,7 @@ def resolve_agent(spec: str, *, side: str, player=None, rule=None, num_players=N
         if step is None and not path.exists():
             return Agent(name=spec)  # a fixed opponent, checked once the game is known
         raise FileNotFoundError(f"agent {spec!r}: {path} is not a run directory (no config.json)")
-    team = eval_lib.load_team(path, step=step, num_players=num_players, num_simulations=simulations)
+    team = loading.load_team(path, step=step, num_players=num_players, num_simulations=simulations)
     agent = Agent(name=team.name, env=team.env, team=team)
     _team_policy(agent, player, rule, side, sample_plies)
     return agent
@@ -170,7 +171,7 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
         raise ValueError("both agents are stockfish: one side must be an agent of this project")
     if agent_a.lookup and (heldout_seeds < 1 or engines):
         raise ValueError("--a_rule=lookup needs --heldout_seeds >= 1 and an opponent that is not stockfish")
-    max_plies = max_plies or run_lib.max_plies(env)
+    max_plies = max_plies or runner.max_plies(env)
 
     starts, fens, book_path = None, None, None
     if env.id == "chess":
@@ -290,4 +291,4 @@ if __name__ == "__main__":
     _SF_TIME = flags.DEFINE_float("stockfish_time", None, "Stockfish seconds per move (default 0.1 without nodes).")
     _SF_ELO = flags.DEFINE_integer("stockfish_elo", None, "Stockfish UCI_Elo strength limit.")
     _SF_SKILL = flags.DEFINE_integer("stockfish_skill", None, "Stockfish Skill Level (0-20).")
-    app.run(eval_lib.input_errors_exit(main))
+    app.run(cli.input_errors_exit(main))

@@ -8,7 +8,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import config as config_lib  # noqa: E402
-from experiments.configs import PRESETS, get_preset  # noqa: E402
+from azdb_jax.presets import PRESETS, get_preset  # noqa: E402
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

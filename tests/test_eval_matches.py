@@ -308,17 +308,18 @@ def test_engine_match_with_stockfish():
 
 
 def test_cli_match_between_checkpoints(tmp_path):
-    from experiments import play_match, run_lib  # pylint: disable=g-import-not-at-top
-    from experiments.configs import get_preset  # pylint: disable=g-import-not-at-top
+    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax.presets import get_preset  # pylint: disable=g-import-not-at-top
+    from experiments import play_match  # pylint: disable=g-import-not-at-top
 
-    config = run_lib.config_lib.apply_overrides(get_preset("demo"), [
+    config = runner.config_lib.apply_overrides(get_preset("demo"), [
         "env.name=connect_four", "team.num_players=2", "team.matchmaker=uniform",
         "network.channels=8", "network.num_blocks=1", "network.value_hidden=8",
         "search.num_simulations=4", "selfplay.num_games=8", "selfplay.num_plies=4", "selfplay.sample_plies=2",
         "replay.capacity=256", "run.batch_size=16", "run.learner_steps=1", "run.num_iterations=2",
         "run.eval_every=0", "run.eval_simulations=2", "run.checkpoint_every=1"])
     run = tmp_path / "run"
-    run_lib.train(config, run, progress=False)
+    runner.train(config, run, progress=False)
     out = tmp_path / "out"
     summary = play_match.run_match(a=f"{run}@2", b=f"{run}@1", b_player=1, out=out, num_openings=2,
                                    opening_plies=2, seeds=2, simulations=2, progress=False)
@@ -342,7 +343,8 @@ def test_cli_match_between_checkpoints(tmp_path):
 
 
 def test_cli_crowded_book_positions_switch_the_runs_to_the_exact_move_generator(tmp_path, monkeypatch):
-    from experiments import eval_lib, play_match  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
+    from experiments import play_match  # pylint: disable=g-import-not-at-top
 
     # 218 legal moves: more than pgx's 200-move list, so the 32-piece generator is required.
     fen = "R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1"
@@ -353,7 +355,7 @@ def test_cli_crowded_book_positions_switch_the_runs_to_the_exact_move_generator(
     run.mkdir()
     (run / "config.json").write_text("{}")
     team = _tiny_team(envs.make("chess"))  # built on the default 16-piece generator
-    monkeypatch.setattr(eval_lib, "load_team", lambda *args, **kwargs: team)
+    monkeypatch.setattr(loading, "load_team", lambda *args, **kwargs: team)
     searched_on = []  # the move generator of every agent built, in order
     build_agent = matches.player_agent
 

@@ -19,8 +19,8 @@ SCRIPT = textwrap.dedent("""
     import jax
     assert jax.device_count() == 2, jax.devices()
     from azdb_jax import config as config_lib
-    from experiments import run_lib
-    from experiments.configs import get_preset
+    from azdb_jax import runner
+    from azdb_jax.presets import get_preset
     sys.path.insert(0, {tests!r})
     from test_trainer import TINY
     out = {{}}
@@ -28,7 +28,7 @@ SCRIPT = textwrap.dedent("""
         config = config_lib.apply_overrides(get_preset("demo"), TINY + [
             "run.num_devices=%d" % devices, "run.eval_every=0", "run.num_iterations=3"])
         workdir = {tmp!r} + "/run%d" % devices
-        run_lib.train(config, workdir, progress=False)
+        runner.train(config, workdir, progress=False)
         out[devices] = [json.loads(l) for l in open(workdir + "/metrics.jsonl")]
     print(json.dumps(out))
 """)

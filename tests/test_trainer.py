@@ -15,8 +15,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import checkpoint, trainer  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
-from experiments import run_lib  # noqa: E402
-from experiments.configs import get_preset  # noqa: E402
+from azdb_jax import runner  # noqa: E402
+from azdb_jax.presets import get_preset  # noqa: E402
 
 TINY = [
     "env.name=tic_tac_toe", "team.num_players=2", "team.matchmaker=uniform",
@@ -40,7 +40,7 @@ def test_every_finished_transition_is_stored_once():
     # at most 9 plies <= T + 1 for T = 8, so every trainable transition gets its outcome (in
     # its own window or the next) and is stored exactly once.
     config = tiny_config("selfplay.num_plies=8")
-    components = run_lib.build_components(config)
+    components = runner.build_components(config)
     state = trainer.init_trainer(components, jax.random.PRNGKey(0))
     phase = jax.jit(functools.partial(trainer.selfplay_phase, components))
     stored, trainable_finished = 0, 0
@@ -64,12 +64,12 @@ def test_every_finished_transition_is_stored_once():
 def test_resume_continues_exactly(tmp_path):
     config = tiny_config()
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    run_lib.train(config, straight, progress=False)
-    run_lib.train(config, resumed, stop_after=2, progress=False)  # "interrupted" after iteration 2
+    runner.train(config, straight, progress=False)
+    runner.train(config, resumed, stop_after=2, progress=False)  # "interrupted" after iteration 2
     # An iteration past the last checkpoint that was logged and then lost is replayed, not duplicated.
     with (resumed / "metrics.jsonl").open("a") as f:
         f.write(json.dumps({"kind": "train", "iteration": 3, "loss": 123.0}) + "\n")
-    run_lib.train(config, resumed, resume=True, progress=False)
+    runner.train(config, resumed, resume=True, progress=False)
     assert _records(straight) == _records(resumed)
     kinds = {(r["kind"], r["iteration"]) for r in _records(straight)}
     assert ("eval", 2) in kinds and ("eval", 4) in kinds and ("train", 4) in kinds
@@ -80,12 +80,12 @@ def test_resume_continues_exactly(tmp_path):
 def test_run_errors_are_clear(tmp_path):
     config = tiny_config("run.num_iterations=2")
     with pytest.raises(FileNotFoundError, match="no config.json"):
-        run_lib.train(config, tmp_path / "nothing", resume=True, progress=False)
-    run_lib.train(config, tmp_path / "run", progress=False)
+        runner.train(config, tmp_path / "nothing", resume=True, progress=False)
+    runner.train(config, tmp_path / "run", progress=False)
     with pytest.raises(ValueError, match="already holds checkpoints"):
-        run_lib.train(config, tmp_path / "run", progress=False)
+        runner.train(config, tmp_path / "run", progress=False)
     with pytest.raises(ValueError, match="differs from the config"):
-        run_lib.train(tiny_config("run.num_iterations=3"), tmp_path / "run", resume=True, progress=False)
+        runner.train(tiny_config("run.num_iterations=3"), tmp_path / "run", resume=True, progress=False)
     # A checkpoint whose data was damaged is refused with its path named.
     step_dir = tmp_path / "run" / "checkpoints" / "2"
     data_files = [p for p in (step_dir / "state").rglob("*") if p.is_file() and p.stat().st_size > 64]
@@ -93,18 +93,18 @@ def test_run_errors_are_clear(tmp_path):
     for path in data_files:
         path.write_bytes(b"\0" * path.stat().st_size)
     with pytest.raises(checkpoint.CheckpointError, match=str(step_dir)):
-        run_lib.train(config_lib.dataclasses.replace(config, run=config_lib.dataclasses.replace(
+        runner.train(config_lib.dataclasses.replace(config, run=config_lib.dataclasses.replace(
             config.run, num_iterations=2)), tmp_path / "run", resume=True, progress=False)
     shutil.rmtree(tmp_path / "run" / "checkpoints")
     with pytest.raises(FileNotFoundError, match="no checkpoint to resume from"):
-        run_lib.train(config, tmp_path / "run", resume=True, progress=False)
+        runner.train(config, tmp_path / "run", resume=True, progress=False)
 
 
 def test_diversity_terms_flow_into_records_and_targets():
     config = tiny_config("team.num_players=3", "team.lam=0.5", "diversity.l0=0.3", "diversity.n_td=2",
                          "selfplay.num_plies=8")
-    components = run_lib.build_components(config)
-    assert components.diverse and not run_lib.build_components(tiny_config()).diverse
+    components = runner.build_components(config)
+    assert components.diverse and not runner.build_components(tiny_config()).diverse
     state = trainer.init_trainer(components, jax.random.PRNGKey(1))
     phase = jax.jit(functools.partial(trainer.selfplay_phase, components))
     state, metrics = phase(state)  # ψ is initialised from this first window
@@ -131,7 +131,7 @@ def test_diversity_terms_flow_into_records_and_targets():
 def test_psro_nash_run_writes_graph_images(tmp_path):
     config = tiny_config("team.num_players=3", "team.matchmaker=psro_nash", "run.eval_every=0",
                          "run.num_iterations=2", "run.checkpoint_every=1")
-    run_lib.train(config, tmp_path, progress=False)
+    runner.train(config, tmp_path, progress=False)
     for iteration in (1, 2):
         png = tmp_path / "graphs" / f"graph_{iteration:07d}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,7 +1,7 @@
 """What the evaluation code needs of a trained team, and the solver interface of the puzzle runners.
 
 A ``Team`` is a network with its parameters, the game it plays, its size and the
-search settings used to evaluate it. ``experiments/eval_lib.load_team`` builds one
+search settings used to evaluate it. ``azdb_jax.evaluation.loading.load_team`` builds one
 from a run's checkpoint; tests build one from any ``apply_fn`` (e.g. a stub network).
 
 A *solver* answers chess positions for the puzzle runners (``azdb_jax.evaluation.puzzles``):

@@ -1,7 +1,8 @@
-"""The host loop of experiments/train.py: build, init or resume, iterate, log, evaluate, save.
+"""The host loop of a training run: build, init or resume, iterate, log, evaluate, save.
 
-Kept out of train.py so tests can call ``train`` directly. Everything numerical lives
-in the library (``azdb_jax.trainer`` and friends); this file only composes.
+The training entry point (``experiments/train.py``) and the
+tests call ``train``; everything numerical lives in the pure modules (``azdb_jax.trainer``
+and friends); this module only composes them and owns the files of a run.
 """
 
 import functools

@@ -1,4 +1,4 @@
-"""Named, typed training configurations.
+"""Named, typed training configurations (``--preset=NAME`` of the training entry points).
 
 demo        CPU, about ten minutes: a team of 2 on connect four with a small network.
 demo_chess  CPU, a few minutes: a team of 2 on chess with a tiny network and few

@@ -1,4 +1,4 @@
-"""experiments/eval_lib.py: input errors end a script with their message, others propagate."""
+"""azdb_jax.cli and azdb_jax.evaluation.loading: input errors end a script with their message, others propagate."""
 
 import pathlib
 import sys
@@ -8,7 +8,8 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import checkpoint, data  # noqa: E402
-from experiments import eval_lib  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.evaluation import loading  # noqa: E402
 
 
 @pytest.mark.parametrize("error", [
@@ -22,7 +23,7 @@ def test_input_errors_exit_with_their_message(error, capsys):
         raise error
 
     with pytest.raises(SystemExit) as exit_info:
-        eval_lib.input_errors_exit(main)(["script"])
+        cli.input_errors_exit(main)(["script"])
     assert exit_info.value.code == 2
     assert str(error) in capsys.readouterr().err
 
@@ -32,9 +33,9 @@ def test_other_errors_propagate():
         raise RuntimeError("engine crashed")
 
     with pytest.raises(RuntimeError, match="engine crashed"):
-        eval_lib.input_errors_exit(main)(["script"])
+        cli.input_errors_exit(main)(["script"])
 
 
 def test_load_team_names_a_missing_run(tmp_path):
     with pytest.raises(FileNotFoundError, match="no_run"):
-        eval_lib.load_team(tmp_path / "no_run")
+        loading.load_team(tmp_path / "no_run")
