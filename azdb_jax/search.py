@@ -1,4 +1,4 @@
-"""Latent-conditioned AlphaZero search over pgx games with mctx (negamax form).
+"""Latent-conditioned AlphaZero search over pgx games (negamax form, compact trees).
 
 A search is rooted at a batch of positions, each searched by one player ``i`` of the
 team: the root player's latent conditions *every* network call in its tree (the player
@@ -13,8 +13,10 @@ mixing rule with the player's ``λ_i``: transitions made by the root player carr
 With ``λ_i = 1`` this is plain AlphaZero, bit for bit. ``r_d`` comes from an optional
 intrinsic-reward function of the features φ of the position after the move.
 
-Invalid actions are masked at every depth (mctx masks only the root). Root Dirichlet
-noise (self-play, PUCT) is drawn over the legal moves only (``dirichlet_noised_logits``):
+The tree search itself is ``azdb_jax.tree_search``: mctx's tree and loop over compact
+nodes (one slot per legal move, at most ``num_slots_for(env)``), with AlphaZero's PUCT or
+mctx's Gumbel MuZero selection. Invalid actions are never selected, at any depth. Root
+Dirichlet noise (self-play, PUCT) is drawn over the legal moves only (``dirichlet_noised_logits``):
 mctx's built-in noise spreads over all actions, and with chess's 4,672 actions almost
 all of it would fall on illegal moves and vanish when they are masked.
 """
@@ -29,7 +31,8 @@ import jax.numpy as jnp
 import mctx
 import pgx.core
 
-from azdb_jax import diversity
+from azdb_jax import diversity, tree_search
+from azdb_jax.envs import search_state
 
 Array = jax.Array
 # (network params, observations [B, ...], players [B]) -> object with
@@ -45,7 +48,7 @@ ALGORITHMS = ("puct", "gumbel")
 class SearchConfig:
     """How a position is searched (SPEC §1.8)."""
 
-    algorithm: str = "puct"  # "puct" (AlphaZero, mctx.muzero_policy) or "gumbel"
+    algorithm: str = "puct"  # "puct" (AlphaZero) or "gumbel" (Gumbel MuZero)
     num_simulations: int = 32
     pb_c_init: float = 1.25  # AlphaZero c(s) = c_init + log((1 + N + c_base) / c_base)
     pb_c_base: float = 19652.0
@@ -56,6 +59,7 @@ class SearchConfig:
     unvisited_q: float = -1.0  # PUCT: Q of unvisited actions (AlphaZero: a loss)
     max_num_considered_actions: int = 16  # Gumbel root width
     gumbel_scale: float = 1.0  # Gumbel noise in self-play (0 in evaluation)
+    num_slots: int = 0  # K, tree slots per node (legal moves kept); 0: the game's bound (num_slots_for)
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -73,6 +77,20 @@ class SearchConfig:
             raise ValueError(f"search.unvisited_q must be in [q_min, q_max], got {self.unvisited_q}")
         if self.max_num_considered_actions < 1 or self.gumbel_scale < 0:
             raise ValueError("search.max_num_considered_actions must be >= 1 and gumbel_scale >= 0")
+        if not (isinstance(self.num_slots, int) and self.num_slots >= 0):
+            raise ValueError(f"search.num_slots must be an int >= 0 (0: the game's bound), got {self.num_slots!r}")
+
+
+# K per game: slots per tree node, a bound on the number of legal moves. A position with
+# more legal moves keeps its K highest-prior moves (azdb_jax.tree_search). Measured over
+# 102,400 random-playout positions each (docs/performance.md): chess max 70, 0.015% above 64;
+# Gardner chess max 35.
+NUM_SLOTS = {"chess": 64, "gardner_chess": 48, "connect_four": 7, "tic_tac_toe": 9}
+
+
+def num_slots_for(env: pgx.core.Env) -> int:
+    """The game's default number of tree slots (``NUM_SLOTS``; every action for other games)."""
+    return min(NUM_SLOTS.get(env.id, env.num_actions), env.num_actions)
 
 
 class SearchContext(NamedTuple):
@@ -86,24 +104,18 @@ class SearchContext(NamedTuple):
 
 
 class SearchOutput(NamedTuple):
-    """A finished search. ``policy_output.search_tree`` holds the whole tree."""
+    """A finished search: the tree and its root in the full action space."""
 
-    policy_output: mctx.PolicyOutput
-    action: Array  # [B] mctx's proposed action (PUCT: sampled ∝ visits; Gumbel: sequential halving)
+    tree: mctx.Tree  # compact tree [B, S + 1, K] (``azdb_jax.tree_search``; extra_data: SlotData)
+    action: Array  # [B] proposed action (PUCT: sampled ∝ visits; Gumbel: sequential halving's choice)
     policy: Array  # [B, A] search policy (visit distribution; Gumbel: improved policy)
     search_value: Array  # [B] root value after search (mixed, from the root player's side)
     prior_logits: Array  # [B, A] clean network logits at the root, invalid actions masked
+    search_prior_logits: Array  # [B, A] the root prior the search used (with root noise if any)
+    visits: Array  # [B, A] N(s, a) at the root
+    qvalues: Array  # [B, A] Q(s, a) at the root (0 where unvisited)
     value: Array  # [B] network value at the root
     value_d: Array  # [B] network intrinsic value at the root (stored for z_d bootstraps)
-
-
-def _lean(state: pgx.core.State) -> pgx.core.State:
-    """Drops the observation from tree embeddings (most of a chess state's bytes, SPEC §4).
-
-    The network reads the observation produced by ``env.step`` right away; the stored
-    node only needs what the next ``step`` reads.
-    """
-    return state.replace(observation=jnp.zeros(state.current_player.shape, jnp.int8))  # type: ignore
 
 
 def _masked_logits(logits: Array, legal: Array) -> Array:
@@ -117,12 +129,17 @@ def make_recurrent_fn(
     feature_fn: Optional[Callable[[pgx.core.State], Array]] = None,
     intrinsic_reward_fn: Optional[IntrinsicRewardFn] = None,
 ) -> Callable:
-    """mctx ``recurrent_fn`` stepping the real game and mixing rewards/values with λ_i."""
+    """The search's recurrent function: steps the real game and mixes rewards/values with λ_i.
+
+    Tree nodes store states packed by ``envs.search_state.codec(env)``.
+    """
     if (intrinsic_reward_fn is None) != (feature_fn is None):
         raise ValueError("intrinsic_reward_fn and feature_fn go together")
+    state_codec = search_state.codec(env)
 
-    def recurrent_fn(ctx: SearchContext, rng_key, action, state):
+    def recurrent_fn(ctx: SearchContext, rng_key, action, stored):
         del rng_key
+        state = state_codec.unpack(stored)
         mover = state.current_player
         next_state = jax.vmap(env.step)(state, action)
         out = apply_fn(ctx.network_params, next_state.observation, ctx.player)
@@ -137,13 +154,14 @@ def make_recurrent_fn(
         leaf_value = diversity.search_leaf_value(
             out.value, out.value_d, ctx.lam, next_state.current_player == ctx.root_seat)
         terminated = next_state.terminated
-        output = mctx.RecurrentFnOutput(
+        output = tree_search.StepOutput(
             reward=reward,
             discount=jnp.where(terminated, 0.0, -1.0),
-            prior_logits=_masked_logits(out.policy_logits, next_state.legal_action_mask),
+            prior_logits=out.policy_logits,
             value=jnp.where(terminated, 0.0, leaf_value),
+            legal_action_mask=next_state.legal_action_mask & ~terminated[:, None],
         )
-        return output, _lean(next_state)
+        return output, state_codec.pack(next_state)
 
     return recurrent_fn
 
@@ -208,39 +226,72 @@ def run_search(
     prior_logits = _masked_logits(out.policy_logits, root.legal_action_mask)
     root_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, jnp.ones((batch,), bool))
     search_prior = prior_logits
+    noise_key, gumbel_key, search_key, action_key = jax.random.split(rng_key, 4)
     if add_noise and config.algorithm == "puct" and config.dirichlet_fraction > 0:
-        noise_key, rng_key = jax.random.split(rng_key)
         search_prior = dirichlet_noised_logits(noise_key, prior_logits, root.legal_action_mask,
                                                alpha=config.dirichlet_alpha, fraction=config.dirichlet_fraction)
-    root_output = mctx.RootFnOutput(prior_logits=search_prior, value=root_value, embedding=_lean(root))
+    num_slots = min(config.num_slots or num_slots_for(env), env.num_actions)
+    root_input = tree_search.RootInput(prior_logits=search_prior, value=root_value,
+                                       embedding=search_state.codec(env).pack(root),
+                                       legal_action_mask=root.legal_action_mask)
     recurrent_fn = make_recurrent_fn(env, apply_fn, feature_fn=feature_fn, intrinsic_reward_fn=intrinsic_reward_fn)
-    invalid = ~root.legal_action_mask
+    root_gumbel = None
     if config.algorithm == "puct":
-        policy_output = mctx.muzero_policy(
-            ctx, rng_key, root_output, recurrent_fn, config.num_simulations,
-            invalid_actions=invalid,
-            qtransform=functools.partial(qtransform_alphazero, config=config),
-            dirichlet_fraction=0.0,  # added above, over the legal moves only
-            pb_c_init=config.pb_c_init,
-            pb_c_base=config.pb_c_base,
-        )
+        selection_fn = functools.partial(tree_search.puct_selection, pb_c_init=config.pb_c_init,
+                                         pb_c_base=config.pb_c_base,
+                                         qtransform=functools.partial(qtransform_alphazero, config=config))
     else:
-        policy_output = mctx.gumbel_muzero_policy(
-            ctx, rng_key, root_output, recurrent_fn, config.num_simulations,
-            invalid_actions=invalid,
-            max_num_considered_actions=config.max_num_considered_actions,
-            gumbel_scale=config.gumbel_scale if add_noise else 0.0,
-        )
-    tree = policy_output.search_tree
+        selection_fn = functools.partial(tree_search.gumbel_selection, num_simulations=config.num_simulations,
+                                         max_num_considered_actions=config.max_num_considered_actions)
+        # Drawn per action and gathered onto the root's slots: the same noise for any slot count.
+        scale = config.gumbel_scale if add_noise else 0.0
+        gumbel = scale * jax.random.gumbel(gumbel_key, (batch, env.num_actions))
+        root_slots = tree_search.legal_slots(root.legal_action_mask, search_prior, num_slots)
+        root_gumbel = jnp.take_along_axis(gumbel, jnp.maximum(root_slots, 0), axis=-1)
+    tree = tree_search.search(ctx, search_key, root_input, recurrent_fn, selection_fn,
+                              num_simulations=config.num_simulations, num_slots=num_slots, root_gumbel=root_gumbel)
+    num_actions = env.num_actions
+    root_index = jnp.full((batch,), mctx.Tree.ROOT_INDEX)
+    slot_visits = tree.children_visits[:, mctx.Tree.ROOT_INDEX]  # [B, K]
+    visits = tree_search.to_actions(tree, slot_visits, num_actions)  # [B, A]
+    if config.algorithm == "puct":
+        # Sampled over the full action space, so the draw does not depend on the slot count.
+        policy = visits / jnp.maximum(visits.sum(axis=-1, keepdims=True), 1)
+        action = jax.random.categorical(action_key, jnp.where(visits > 0, jnp.log(jnp.maximum(policy, 1e-30)),
+                                                              -jnp.inf))
+    else:
+        slot, weights = _gumbel_decision(tree, root_gumbel)
+        action = jnp.take_along_axis(tree.extra_data.slot_actions[:, mctx.Tree.ROOT_INDEX], slot[:, None], axis=1)[:, 0]
+        policy = tree_search.to_actions(tree, weights, num_actions)
     return SearchOutput(
-        policy_output=policy_output,
-        action=policy_output.action,
-        policy=policy_output.action_weights,
+        tree=tree,
+        action=action.astype(jnp.int32),
+        policy=policy,
         search_value=tree.node_values[:, mctx.Tree.ROOT_INDEX],
         prior_logits=prior_logits,
+        search_prior_logits=search_prior,
+        visits=visits,
+        qvalues=tree_search.to_actions(tree, jnp.where(slot_visits > 0, tree.qvalues(root_index), 0.0), num_actions),
         value=out.value,
         value_d=out.value_d,
     )
+
+
+def _gumbel_decision(tree: mctx.Tree, root_gumbel: Array) -> tuple[Array, Array]:
+    """Gumbel MuZero's final root slot and improved policy [B, K] (mctx's rule, on slots).
+
+    The action is the considered slot with the largest ``g + logits + σ(completed Q)``
+    among those with the most visits; the policy is ``softmax(logits + σ(completed Q))``.
+    """
+    visits = tree.children_visits[:, mctx.Tree.ROOT_INDEX]
+    logits = tree.children_prior_logits[:, mctx.Tree.ROOT_INDEX]
+    valid = tree.extra_data.slot_actions[:, mctx.Tree.ROOT_INDEX] >= 0
+    completed_q = jax.vmap(mctx.qtransform_completed_by_mix_value, in_axes=(0, None))(tree, mctx.Tree.ROOT_INDEX)
+    considered = visits == visits.max(axis=-1, keepdims=True)
+    score = jnp.maximum(-1e9, root_gumbel + logits - logits.max(axis=-1, keepdims=True) + completed_q)
+    slot = jnp.argmax(jnp.where(valid & considered, score, -jnp.inf), axis=-1)
+    weights = jax.nn.softmax(jnp.where(valid, logits + completed_q, jnp.finfo(logits.dtype).min), axis=-1)
+    return slot, jnp.where(valid, weights, 0.0)
 
 
 def qtransform_alphazero(tree: mctx.Tree, node_index: Array, *, config: SearchConfig) -> Array:
@@ -275,11 +326,10 @@ def root_statistics(search: SearchOutput, *, config: SearchConfig) -> RootStatis
     ``n`` so that ``argmax(qtransform(Q) + U)`` is exactly the action the search would
     select next.
     """
-    tree = search.policy_output.search_tree
-    root_index = jnp.full(tree.node_visits.shape[:1], mctx.Tree.ROOT_INDEX)
-    visits = tree.children_visits[:, mctx.Tree.ROOT_INDEX]
+    tree = search.tree
+    visits = search.visits
     visited = visits > 0
-    q = jnp.where(visited, tree.qvalues(root_index), -jnp.inf)
+    q = jnp.where(visited, search.qvalues, -jnp.inf)
     prior = jax.nn.softmax(search.prior_logits, axis=-1)
     n = tree.node_visits[:, mctx.Tree.ROOT_INDEX].astype(jnp.float32)
     c = config.pb_c_init + jnp.log((n + config.pb_c_base + 1.0) / config.pb_c_base)

@@ -107,7 +107,7 @@ def _choose_action(rng_key: Array, out: search_lib.SearchOutput, ply: Array, *, 
     """Visit-proportional sampling for the first k plies, then the most-visited move."""
     if algorithm == "gumbel":
         return out.action  # sequential halving with Gumbel noise already explores
-    visits = out.policy_output.search_tree.children_visits[:, 0]
+    visits = out.visits
     sampled = jax.random.categorical(rng_key, jnp.log(visits.astype(jnp.float32)))
     return jnp.where(ply < config.sample_plies, sampled, jnp.argmax(visits, axis=-1))
 

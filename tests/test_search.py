@@ -63,7 +63,7 @@ def test_puct_finds_mate_in_one_in_chess():
     out = jax.jit(lambda key: search.run_search(
         env, _uniform_net(env.num_actions), None, key, states, jnp.zeros(batch, jnp.int32), jnp.ones(batch),
         config=config, add_noise=False))(jax.random.PRNGKey(0))
-    visits = np.asarray(out.policy_output.search_tree.children_visits[:, 0])
+    visits = np.asarray(out.visits)
     for b, (fen, mates) in enumerate(positions):
         best = chess_interop.action_to_uci(int(visits[b].argmax()), chess.Board(fen))
         assert best in mates, (fen, best, mates)
@@ -85,9 +85,8 @@ def test_negamax_signs_on_two_ply_tree():
     config = search.SearchConfig(num_simulations=7, unvisited_q=0.0)
     out = search.run_search(env, _uniform_net(env.num_actions, _nim_value_one_counter), None, jax.random.PRNGKey(1),
                             state, jnp.zeros(1, jnp.int32), jnp.ones(1), config=config, add_noise=False)
-    tree = out.policy_output.search_tree
-    visits = np.asarray(tree.children_visits[0, 0])
-    q = np.asarray(tree.qvalues(jnp.zeros(1, jnp.int32))[0])
+    visits = np.asarray(out.visits[0])
+    q = np.asarray(out.qvalues[0])
     assert visits.sum() == 7 and set(np.flatnonzero(visits)) == {0, 1}  # take from heap 0 or heap 1
     for a in (0, 1):
         n = visits[a]
@@ -118,13 +117,13 @@ def test_lambda_one_is_bit_identical_to_plain_alphazero():
     plain = search.run_search(env, net.apply, params, key, states, player, jnp.ones(4), config=config, add_noise=True)
     hooked = search.run_search(env, net.apply, params, key, states, player, jnp.ones(4), config=config,
                                add_noise=True, feature_fn=phi_fn, intrinsic_reward_fn=reward_fn, hook_params=psi)
-    for a, b in zip(jax.tree.leaves(plain.policy_output.search_tree), jax.tree.leaves(hooked.policy_output.search_tree)):
+    for a, b in zip(jax.tree.leaves(plain.tree), jax.tree.leaves(hooked.tree)):
         if a.dtype != jnp.int8:  # embeddings' dropped observation placeholder
             np.testing.assert_array_equal(a, b)
     # ... while λ < 1 does change the search (the hook is live).
     mixed = search.run_search(env, net.apply, params, key, states, player, jnp.full(4, 0.5), config=config,
                               add_noise=True, feature_fn=phi_fn, intrinsic_reward_fn=reward_fn, hook_params=psi)
-    assert not np.array_equal(plain.policy_output.search_tree.node_values, mixed.policy_output.search_tree.node_values)
+    assert not np.array_equal(plain.tree.node_values, mixed.tree.node_values)
 
 
 @pytest.mark.parametrize("num_simulations", [5, 17])
@@ -140,7 +139,7 @@ def test_root_u_reproduces_the_next_root_selection(num_simulations):
     np.testing.assert_array_equal(stats.total_visits, num_simulations)
     q_norm = jnp.where(stats.visited, (stats.q + 1.0) / 2.0, 0.0)  # unvisited count as a loss
     score = jnp.where(states.legal_action_mask, q_norm + stats.u, -jnp.inf)
-    chosen = np.asarray(after.policy_output.search_tree.children_visits[:, 0] - stats.visits).argmax(-1)
+    chosen = np.asarray(after.visits - stats.visits).argmax(-1)
     np.testing.assert_array_equal(np.asarray(score).argmax(-1), chosen)
 
 
@@ -154,7 +153,7 @@ def test_root_statistics_prior_is_clean_and_invalid_actions_never_visited():
                                      net.apply(params, states.observation, jnp.zeros(4, jnp.int32)).policy_logits,
                                      -jnp.inf))
     np.testing.assert_allclose(stats.prior, clean, rtol=1e-5, atol=1e-7)
-    noisy = jax.nn.softmax(out.policy_output.search_tree.children_prior_logits[:, 0])
+    noisy = jax.nn.softmax(out.search_prior_logits)
     assert not np.allclose(noisy, clean)  # the tree's copy carries the Dirichlet noise
     assert not np.asarray(stats.visited & ~states.legal_action_mask).any()
 
@@ -168,7 +167,7 @@ def test_root_noise_is_dirichlet_over_the_legal_moves_only():
     config = search.SearchConfig(num_simulations=4)
     out = search.run_search(env, _uniform_net(env.num_actions), None, jax.random.PRNGKey(0), states,
                             jnp.zeros(2, jnp.int32), jnp.ones(2), config=config, add_noise=True)
-    noisy = np.asarray(jax.nn.softmax(out.policy_output.search_tree.children_prior_logits[:, 0]), np.float64)
+    noisy = np.asarray(jax.nn.softmax(out.search_prior_logits), np.float64)
     eps, clean = config.dirichlet_fraction, legal / legal.sum(-1, keepdims=True)
     eta = (noisy - (1 - eps) * clean) / eps  # the noise itself: a distribution over the legal moves
     np.testing.assert_allclose(eta[~legal], 0.0, atol=1e-6)
@@ -216,9 +215,8 @@ def test_intrinsic_mix_on_two_ply_tree():
     out = search.run_search(env, apply, None, jax.random.PRNGKey(3), state, jnp.zeros(1, jnp.int32),
                             jnp.full(1, lam), config=config, add_noise=False, feature_fn=features.nim_features,
                             intrinsic_reward_fn=lambda w, phi, player: jnp.dot(w, phi), hook_params=weights)
-    tree = out.policy_output.search_tree
-    visits = np.asarray(tree.children_visits[0, 0])
-    q = np.asarray(tree.qvalues(jnp.zeros(1, jnp.int32))[0])
+    visits = np.asarray(out.visits[0])
+    q = np.asarray(out.qvalues[0])
     r_d = {0: 0.4, 1: -0.2}
     expected = {a: (1 - lam) * r_d[a] - (lam * 0.25 + (visits[a] - 1) * lam) / visits[a] for a in (0, 1)}
     assert visits[0] > 0 and visits[1] > 0
