@@ -17,11 +17,11 @@ from typing import Any, Callable, Dict, Optional
 
 import jax
 import jax.numpy as jnp
-import mctx
 import numpy as np
 import pgx.core
 
 from azdb_jax import search as search_lib
+from azdb_jax import tree_search
 from azdb_jax.envs import nim as nim_lib
 
 Array = jax.Array
@@ -159,40 +159,52 @@ def tic_tac_toe_perfect_policy() -> Policy:
 # ------------------------------------------------------------------ minimax
 
 
-def minimax_policy(env: pgx.core.Env, depth: int, *, max_leaves: int = MAX_MINIMAX_LEAVES) -> Policy:
-    """Depth-limited negamax over the real game, for small-branching games.
+def minimax_policy(env: pgx.core.Env, depth: int, *, max_leaves: int = MAX_MINIMAX_LEAVES,
+                   num_moves: Optional[int] = None) -> Policy:
+    """Depth-limited negamax over the legal moves of the real game.
 
-    The tree is unrolled at trace time: each level steps every action with
-    ``jax.vmap(env.step)`` (illegal actions masked), so one decision costs
-    ``A^depth`` leaf steps per position (connect four depth 4: 2401; tic-tac-toe
-    depth 9 is exhaustive but 387M leaves, so refused). A terminal move is worth its
-    reward for the mover scaled by ``1 + 0.1·(plies left in the horizon)`` — sooner
-    wins and later losses score higher in magnitude; a non-terminal leaf is worth 0.
-    Ties are broken uniformly at random among the best actions.
+    The tree is unrolled at trace time: each level steps the position's legal moves —
+    its first ``num_moves`` legal actions in id order (``azdb_jax.tree_search.legal_slots``;
+    default the game's search bound ``search.num_slots_for(env)``, which covers every
+    position seen in random play, see ``azdb_jax.search``) — with ``jax.vmap(env.step)``,
+    so one decision costs ``num_moves^depth`` leaf steps per position (connect four depth
+    4: 2,401; Gardner chess depth 2: 48² = 2,304 instead of 1,225² over all actions). A
+    terminal move is worth its reward for the mover scaled by ``1 + 0.1·(plies left in
+    the horizon)`` — sooner wins and later losses score higher in magnitude; a
+    non-terminal leaf is worth 0. So depth 1 takes a win in one, depth 2 also avoids moves
+    that let the opponent win in one. Ties are broken uniformly at random among the best
+    actions.
 
     Raises:
-      ValueError: ``depth < 1`` or ``num_actions ** depth > max_leaves`` (e.g. chess).
+      ValueError: ``depth < 1`` or ``num_moves ** depth > max_leaves``.
     """
-    num_actions = env.num_actions
+    width = search_lib.num_slots_for(env) if num_moves is None else min(int(num_moves), env.num_actions)
     if not isinstance(depth, int) or depth < 1:
         raise ValueError(f"minimax depth must be an int >= 1, got {depth!r}")
-    if num_actions**depth > max_leaves:
+    if width**depth > max_leaves:
         raise ValueError(
-            f"minimax over '{env.id}' at depth {depth} needs {num_actions}^{depth} leaf steps per "
+            f"minimax over '{env.id}' at depth {depth} needs {width}^{depth} leaf steps per "
             f"position, more than max_leaves={max_leaves}; use a smaller depth or another opponent")
-    actions = jnp.arange(num_actions, dtype=jnp.int32)
+
+    def moves(state) -> Array:
+        """[W] the legal actions of one state, -1 padded."""
+        legal = state.legal_action_mask & ~(state.terminated | state.truncated)
+        return tree_search.legal_slots(legal[None], jnp.zeros((1, env.num_actions)), width)[0]
 
     def action_scores(state, plies_left: int) -> Array:
-        """[A] negamax score of each action for the mover of one state."""
-        children = jax.vmap(env.step, in_axes=(None, 0))(state, actions)
+        """[W] negamax score of each legal move (slot) for the mover of one state."""
+        actions = moves(state)
+        children = jax.vmap(env.step, in_axes=(None, 0))(state, jnp.maximum(actions, 0))
         reward = children.rewards[:, state.current_player]
         terminal_score = reward * (1.0 + 0.1 * (plies_left - 1))
         if plies_left == 1:
             continuation = jnp.zeros_like(reward)
         else:
-            continuation = -jax.vmap(lambda child: state_value(child, plies_left - 1))(children)
+            # One child's subtree at a time: the deepest level is the only one held in memory
+            # (a Gardner position's 48 x 48 grandchildren, not all levels at once).
+            continuation = -jax.lax.map(lambda child: state_value(child, plies_left - 1), children)
         scores = jnp.where(children.terminated, terminal_score, continuation)
-        return jnp.where(state.legal_action_mask, scores, -jnp.inf)
+        return jnp.where(actions >= 0, scores, -jnp.inf)
 
     def state_value(state, plies_left: int) -> Array:
         best = jnp.max(action_scores(state, plies_left))
@@ -201,8 +213,10 @@ def minimax_policy(env: pgx.core.Env, depth: int, *, max_leaves: int = MAX_MINIM
     def policy(params, rng_key, state):
         del params
         scores = jax.vmap(lambda s: action_scores(s, depth))(state)
-        best = scores >= jnp.max(scores, axis=-1, keepdims=True) - 1e-6
-        return sample_uniform(rng_key, best & state.legal_action_mask)
+        actions = jax.vmap(moves)(state)
+        best = (scores >= jnp.max(scores, axis=-1, keepdims=True) - 1e-6) & (actions >= 0)
+        slot = sample_uniform(rng_key, best)
+        return jnp.take_along_axis(actions, slot[:, None], axis=1)[:, 0].astype(jnp.int32)
 
     return policy
 
@@ -242,10 +256,9 @@ def search_policy(
             env, apply_fn, params, search_key, state,
             jnp.full((batch,), player, jnp.int32), jnp.full((batch,), lam, jnp.float32),
             config=search_config, add_noise=False)
-        tree = out.policy_output.search_tree
-        visits = jnp.where(state.legal_action_mask, tree.children_visits[:, mctx.Tree.ROOT_INDEX], -1)
+        visits = jnp.where(state.legal_action_mask, out.visits, -1)
         most_visited = visits == visits.max(axis=-1, keepdims=True)
-        q = jnp.where(most_visited, tree.qvalues(jnp.full((batch,), mctx.Tree.ROOT_INDEX)), -jnp.inf)
+        q = jnp.where(most_visited, out.qvalues, -jnp.inf)
         action = sample_uniform(tie_key, most_visited & (q >= q.max(axis=-1, keepdims=True)))
         if sample_plies:
             sample_key = jax.random.fold_in(tie_key, 1)
@@ -259,7 +272,8 @@ def opponents_for(env_id: str, env: Optional[pgx.core.Env] = None) -> Dict[str, 
     """The sensible fixed opponents of a game, by name.
 
     Every game: "random". nim: "oracle". tic_tac_toe: "perfect", "minimax2".
-    connect_four: "minimax2" (depth-2 negamax: wins in one, blocks wins in one).
+    connect_four, gardner_chess: "minimax2" (depth-2 negamax over the legal moves: wins
+    in one, avoids moves that let the opponent win in one).
     ``env`` defaults to ``azdb_jax.envs.make(env_id)``; pass the env in use when it has
     options (Nim heaps).
     """
@@ -275,6 +289,6 @@ def opponents_for(env_id: str, env: Optional[pgx.core.Env] = None) -> Dict[str, 
     elif env_id == "tic_tac_toe":
         opponents["perfect"] = tic_tac_toe_perfect_policy()
         opponents["minimax2"] = minimax_policy(env, 2)
-    elif env_id == "connect_four":
+    elif env_id in ("connect_four", "gardner_chess"):
         opponents["minimax2"] = minimax_policy(env, 2)
     return opponents

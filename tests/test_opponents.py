@@ -200,3 +200,47 @@ def test_opponents_for_names():
     assert set(opponents.opponents_for("nim", envs.make("nim", heaps=(1, 2)))) == {"random", "oracle"}
     with pytest.raises(ValueError):
         opponents.opponents_for("nim", envs.make("connect_four"))
+
+
+def _brute_force_minimax2(env, state):
+    """The depth-2 negamax scores of every legal action, over all 1,225 actions (host loops)."""
+    step = jax.jit(env.step)
+    scores = {}
+    for a in np.flatnonzero(np.asarray(state.legal_action_mask)):
+        child = step(state, jnp.int32(a))
+        if bool(child.terminated):
+            scores[int(a)] = 1.1 * float(child.rewards[state.current_player])
+            continue
+        replies = [float(step(child, jnp.int32(b)).rewards[child.current_player])
+                   for b in np.flatnonzero(np.asarray(child.legal_action_mask))]
+        scores[int(a)] = -max(max(replies), 0.0)
+    best = max(scores.values())
+    return {a for a, v in scores.items() if v >= best - 1e-6}
+
+
+def test_minimax_over_legal_moves_matches_brute_force_on_gardner_chess():
+    from pgx import gardner_chess  # pylint: disable=g-import-not-at-top
+
+    env = envs.make("gardner_chess")
+    # White mates with Qa4 (the king on b3 guards a4 and b4, the queen covers b5).
+    mate_in_one = gardner_chess.State._from_fen("k4/4Q/1K3/5/5 w - - 0 1")  # pylint: disable=protected-access
+    positions = [mate_in_one]
+    key = jax.random.PRNGKey(0)
+    state = env.init(key)
+    step = jax.jit(env.step)
+    for ply in range(40):  # positions along a random game, where mates and threats appear
+        key, sub = jax.random.split(key)
+        state = step(state, jax.random.categorical(sub, jnp.where(state.legal_action_mask, 0.0, -1e9)))
+        if bool(state.terminated):
+            break
+        if ply % 6 == 5:
+            positions.append(state)
+    policy = opponents.minimax_policy(env, 2)
+    for position in positions:
+        expected = _brute_force_minimax2(env, position)
+        assert _actions(policy, position, size=64) <= expected
+    assert len(_brute_force_minimax2(env, mate_in_one)) >= 1
+    mates = _actions(opponents.minimax_policy(env, 1), mate_in_one)
+    for action in mates:  # depth 1 plays a mate
+        child = step(mate_in_one, jnp.int32(action))
+        assert bool(child.terminated) and float(child.rewards[mate_in_one.current_player]) == 1.0
