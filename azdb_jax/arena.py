@@ -22,7 +22,7 @@ be replayed from its start position and written out (e.g. as PGN,
 ``azdb_jax.evaluation.game_records``).
 """
 
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -43,6 +43,7 @@ class GameResults(NamedTuple):
     finished: Array  # [G] bool the game ended (terminated or truncated) within max_plies
     in_turn: Array  # [G] bool every move came from the agent whose turn it was
     actions: Optional[Array] = None  # [G, max_plies] int32 moves in order, -1 after the end
+    adjudicated: Optional[Array] = None  # [G] bool reached max_plies and was scored by the adjudicator
 
 
 class _Slots(NamedTuple):
@@ -85,6 +86,7 @@ def play_games(
     max_plies: int,
     initial_state: Optional[pgx.core.State] = None,
     pair_keys: Optional[Array] = None,
+    adjudicate: Optional[Callable[[pgx.core.State], Array]] = None,
 ) -> GameResults:
     """Plays ``num_games`` games of A against B, both colours, and scores them for A.
 
@@ -104,10 +106,13 @@ def play_games(
         positions); default ``env.init`` with a key per pair.
       pair_keys: optional keys ``[G/2]``, one per pair, used instead of the keys derived
         from ``rng_key`` (which is then ignored); a game depends on nothing else.
+      adjudicate: optional ``azdb_jax.adjudication`` rule: a game still running at
+        ``max_plies`` gets its result for the side to move (+1/0/−1), turned into A's.
 
     Returns:
-      ``GameResults``; unfinished games have result 0 and ``finished`` False; the moves
-      of game ``g`` are ``actions[g, :length[g]]``.
+      ``GameResults``; games still running at ``max_plies`` have ``finished`` False and
+      result 0, or the adjudicated result with ``adjudicated`` True; the moves of game
+      ``g`` are ``actions[g, :length[g]]``.
     """
     if not isinstance(num_games, int) or num_games < 2 or num_games % 2:
         raise ValueError(f"num_games must be an even int >= 2 (both colours per start), got {num_games!r}")
@@ -168,20 +173,29 @@ def play_games(
     order = jnp.argsort(slots.game_index)
     slots = jax.tree.map(lambda x: x[order], slots)
     finished = slots.state.terminated | slots.state.truncated
+    result = jnp.where(finished, slots.result, 0.0)
+    adjudicated = jnp.zeros_like(finished)
+    if adjudicate is not None:
+        verdict = adjudicate(slots.state)  # for the side to move
+        for_a = jnp.where(slots.state.current_player == slots.a_seat, verdict, -verdict)
+        adjudicated = ~finished
+        result = jnp.where(adjudicated, for_a, result)
     return GameResults(
-        result=jnp.where(finished, slots.result, 0.0),
+        result=result,
         a_first=slots.a_first,
         length=slots.length,
         finished=finished,
         in_turn=slots.in_turn,
         actions=moves,
+        adjudicated=adjudicated,
     )
 
 
 def tally(result, finished) -> Dict[str, Any]:
     """W/D/L of the finished games of ``result`` [G] (+1/0/−1 for A), with
     ``score = (W + D/2) / N`` (NaN when none finished) and the unfinished count. Arrays
-    of any shape are read as flat lists of games."""
+    of any shape are read as flat lists of games; pass ``finished | adjudicated`` to
+    count adjudicated games."""
     result = np.asarray(result, np.float64).reshape(-1)
     finished = np.asarray(finished, bool).reshape(-1)
     wins = int(np.sum(finished & (result > 0)))
@@ -203,9 +217,11 @@ def summarize(results: GameResults) -> Dict[str, Any]:
     """Host-side W/D/L tally of A's games, overall and split by A's colour.
 
     ``score = (W + D/2) / N`` over the ``N`` finished games (NaN when none finished);
-    unfinished games count as neither and are reported. Keys: ``games``, ``finished``,
-    ``unfinished``, ``wins``, ``draws``, ``losses``, ``score``, ``mean_length`` and the
-    same tallies under ``as_first`` / ``as_second`` (A made the first / second move).
+    unfinished games count as neither and are reported; adjudicated games count with their
+    adjudicated result (and ``adjudicated`` says how many). Keys: ``games``, ``finished``,
+    ``unfinished``, ``adjudicated``, ``wins``, ``draws``, ``losses``, ``score``,
+    ``mean_length`` and the same tallies under ``as_first`` / ``as_second`` (A made the
+    first / second move).
 
     Raises:
       ValueError: a game was played out of turn (the env does not alternate players).
@@ -215,7 +231,10 @@ def summarize(results: GameResults) -> Dict[str, Any]:
     if not in_turn.all():
         raise ValueError(f"{int((~in_turn).sum())} games had a move out of turn: the arena needs a game "
                          "whose two players alternate")
+    adjudicated = np.zeros_like(finished) if results.adjudicated is None else np.asarray(results.adjudicated)
+    finished = finished | adjudicated  # decided, by the rules or by the adjudicator
     summary = tally(result, finished)
+    summary["adjudicated"] = int(adjudicated.sum())
     summary["mean_length"] = float(length.mean()) if length.size else float("nan")
     summary["as_first"] = tally(result[a_first], finished[a_first])
     summary["as_second"] = tally(result[~a_first], finished[~a_first])

@@ -11,7 +11,7 @@ import json
 import typing
 from typing import Any, Dict, Mapping, Sequence, Tuple
 
-from azdb_jax import envs
+from azdb_jax import adjudication, envs
 from azdb_jax.learner import LearnerConfig
 from azdb_jax.matchmaking import GRAPHS
 from azdb_jax.networks import NetworkConfig
@@ -54,6 +54,9 @@ class TeamConfig:
             raise ValueError(f"team.matchmaker must be one of {sorted(GRAPHS)}, got {self.matchmaker!r}")
 
 
+OPPONENT_LEAVES = ("drop", "predict")
+
+
 @dataclasses.dataclass(frozen=True)
 class DiversityConfig:
     """Behavioural diversity (paper §3, Eq. 6-8; SPEC §1.2-1.8); active when team.lam < 1.
@@ -65,6 +68,9 @@ class DiversityConfig:
     ema_rate: float = 0.1  # α of ψ ← (1 − α) ψ + α ψ_batch, per self-play window
     n_td: int = 8  # N_TD of the intrinsic value target z_d (even)
     in_search: bool = True  # add (1 − λ_i) r_d to the root player's transitions in search
+    # Leaves where the root player's opponent is to move (docs/method.md): "drop" values them
+    # λ v; "predict" adds the root player's intrinsic return there from a second v_d head.
+    opponent_leaves: str = "drop"
 
     def __post_init__(self):
         if not self.l0 > 0:
@@ -73,6 +79,8 @@ class DiversityConfig:
             raise ValueError(f"diversity.ema_rate must be in (0, 1], got {self.ema_rate!r}")
         if not isinstance(self.n_td, int) or self.n_td < 2 or self.n_td % 2:
             raise ValueError(f"diversity.n_td must be an even int >= 2, got {self.n_td!r}")
+        if self.opponent_leaves not in OPPONENT_LEAVES:
+            raise ValueError(f"diversity.opponent_leaves must be one of {OPPONENT_LEAVES}, got {self.opponent_leaves!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +95,9 @@ class RunConfig:
     eval_every: int = 25  # iterations between evaluations (0: never)
     eval_games: int = 64  # games per fixed opponent (half with each colour)
     eval_simulations: int = 32  # search budget of the agent in evaluation
+    eval_players: int = 0  # evaluate the first k team players (0: every player)
+    eval_max_plies: int = 0  # evaluation games stop here (0: the game's own cap)
+    eval_adjudication: str = "none"  # how games stopped at eval_max_plies score (azdb_jax.adjudication)
     checkpoint_every: int = 25  # iterations between checkpoints (0: only at the end)
     keep_checkpoints: int = 3
     checkpoint_replay: bool = True  # needed for an exact --resume; large for chess runs
@@ -98,12 +109,15 @@ class RunConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"run.{name} must be an int >= 1, got {value!r}")
-        for name in ("eval_every", "checkpoint_every", "num_devices", "seed"):
+        for name in ("eval_every", "checkpoint_every", "num_devices", "seed", "eval_players", "eval_max_plies"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise ValueError(f"run.{name} must be an int >= 0, got {value!r}")
         if not 0.0 < self.store_fraction <= 1.0:
             raise ValueError(f"run.store_fraction must be in (0, 1], got {self.store_fraction!r}")
+        if self.eval_adjudication not in adjudication.RULES:
+            raise ValueError(f"run.eval_adjudication must be one of {adjudication.RULES}, "
+                             f"got {self.eval_adjudication!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,6 +135,8 @@ class TrainConfig:
     run: RunConfig = RunConfig()
 
     def __post_init__(self):
+        if self.run.eval_adjudication == "material" and self.env.name not in ("chess", "gardner_chess"):
+            raise ValueError(f"run.eval_adjudication='material' needs chess or gardner_chess, not {self.env.name!r}")
         if self.run.batch_size > self.replay.capacity:
             raise ValueError(f"run.batch_size ({self.run.batch_size}) exceeds replay.capacity ({self.replay.capacity})")
 

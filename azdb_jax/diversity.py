@@ -22,7 +22,7 @@ Conventions for the degenerate team of one player (n = 1): there is no neighbour
 player's term of Eq. 7 is 0 and its intrinsic reward is 0.
 """
 
-from typing import NamedTuple, Union
+from typing import NamedTuple, Optional, Union
 
 import chex
 import jax
@@ -346,21 +346,35 @@ def search_transition_reward(
 
 
 def search_leaf_value(
-    v: Array, v_d: Array, lam_i: Numeric, root_player_to_move: Array
+    v: Array, v_d: Array, lam_i: Numeric, root_player_to_move: Array, v_d_opponent: Optional[Array] = None
 ) -> Array:
     """Leaf value in a search rooted at player P = i (SPEC §1.8, paper §3).
 
-    ``λ_i v + (1 − λ_i) v_d`` when P is to move at the leaf, ``λ_i v`` when the
-    opponent is; ``v`` is from the side to move (negamax). With λ_i = 1 this is ``v``
-    bit for bit.
+    ``v`` is from the side to move (negamax). Where P is to move: ``λ_i v + (1 − λ_i) v_d``.
+    Where the opponent is to move the paper only says that "each value estimate" is
+    mixed; two readings (docs/method.md):
+
+    - ``v_d_opponent`` None: ``λ_i v`` — P's intrinsic return is dropped at these
+      leaves, so leaves at odd and even depth are valued on different scales;
+    - ``v_d_opponent`` given (P's intrinsic return from a position where its opponent is
+      to move, the network's second intrinsic head): ``λ_i v − (1 − λ_i) v_d_opponent``,
+      from the side to move, so that after the search's negamax sign P sees
+      ``−λ_i v + (1 − λ_i) v_d_opponent``.
+
+    With λ_i = 1 both are ``v`` bit for bit.
 
     Args:
       v: [] the value head.
       v_d: [] the intrinsic value head (P's latent).
       lam_i: [] λ_i of the root player.
       root_player_to_move: [] bool, P is to move at the leaf.
+      v_d_opponent: [] or None, the opponent-to-move intrinsic head (P's latent).
     """
-    return _mix(v, v_d, lam_i, root_player_to_move)
+    if v_d_opponent is None:
+        return _mix(v, v_d, lam_i, root_player_to_move)
+    own = _mix(v, v_d, lam_i, jnp.bool_(True))
+    other = _mix(v, -v_d_opponent, lam_i, jnp.bool_(True))
+    return jnp.where(root_player_to_move, own, other)
 
 
 # ---------------------------------------------------------------------------------------

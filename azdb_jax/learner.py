@@ -50,6 +50,7 @@ CHESS_OBSERVATION_SHAPE = (8, 8, 119)
 CHESS_PLANES_PER_STEP = 14
 CHESS_HISTORY_PLANES = tuple(range(14, 112))  # history steps 1..7, every plane
 _BATCH_FIELDS = ("observation", "player", "search_policy", "z", "z_d", "weight")
+_OPTIONAL_FIELDS = ("opponent_player", "z_d_opponent")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,6 +139,8 @@ class Batch(NamedTuple):
     z: Array  # [B] float32: game result for the mover, in {-1, 0, 1}
     z_d: Array  # [B] float32: intrinsic return target (SPEC §1.6)
     weight: Array  # [B] float32: 0 excludes a transition from the loss
+    opponent_player: Array = None  # [B] int32: latent of the mover's opponent (default: the mover's)
+    z_d_opponent: Array = None  # [B] float32: the opponent's intrinsic return from here (default 0)
 
 
 class TrainState(NamedTuple):
@@ -161,7 +164,11 @@ def to_batch(transitions: Any) -> Batch:
             "learner: the batch needs observation [B, H, W, C] and search_policy [B, A], got "
             f"{tuple(batch.observation.shape)} and {tuple(batch.search_policy.shape)}"
         )
-    for name in ("player", "z", "z_d", "weight"):
+    opponent, z_d_opponent = (get(name) for name in _OPTIONAL_FIELDS)
+    batch = batch._replace(
+        opponent_player=batch.player if opponent is None else jnp.asarray(opponent),
+        z_d_opponent=jnp.zeros_like(batch.z_d) if z_d_opponent is None else jnp.asarray(z_d_opponent))
+    for name in ("player", "z", "z_d", "weight") + _OPTIONAL_FIELDS:
         if getattr(batch, name).shape != (size,):
             raise ValueError(f"learner: batch field {name} must be [{size}], got {tuple(getattr(batch, name).shape)}")
     return batch
@@ -261,6 +268,11 @@ def loss_fn(
     policy_loss = _weighted_mean(policy_ce, weight)
     value_loss = _weighted_mean(value_se, weight)
     value_d_loss = _weighted_mean(value_d_se, weight)
+    if out.value_d_opponent is not None:
+        # The second intrinsic head speaks for the opponent's latent: the same positions,
+        # seen through the latent of the player who is not to move (docs/method.md).
+        other = apply_fn(params, batch.observation, batch.opponent_player).value_d_opponent
+        value_d_loss = value_d_loss + _weighted_mean(jnp.square(batch.z_d_opponent - other), weight)
     loss = policy_loss + config.value_weight * value_loss + config.value_d_weight * value_d_loss
     metrics = {
         "loss": loss,

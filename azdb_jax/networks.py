@@ -24,7 +24,7 @@ boolean planes are cast to the compute dtype. ``make_network`` returns pure
 """
 
 import dataclasses
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Optional
 
 import chex
 import flax.linen as nn
@@ -81,6 +81,9 @@ class NetOutput(NamedTuple):
     policy_logits: Array  # [B, A] float32, unnormalised, illegal actions not masked
     value: Array  # [B] float32 in [-1, 1]: expected game result (tanh)
     value_d: Array  # [B] float32, unbounded: expected intrinsic return z_d (linear)
+    # [B] float32 or None: the latent's intrinsic return from a position where its
+    # opponent is to move (networks built with ``value_d_opponent=True``; docs/method.md).
+    value_d_opponent: Optional[Array] = None
 
 
 class Network(NamedTuple):
@@ -132,6 +135,7 @@ class _AZNet(nn.Module):
     config: NetworkConfig
     num_actions: int
     num_players: int
+    value_d_opponent: bool = False
 
     @nn.compact
     def __call__(self, obs: Array, player: Array) -> NetOutput:
@@ -164,6 +168,7 @@ class _AZNet(nn.Module):
             policy_logits=logits.astype(jnp.float32),
             value=jnp.tanh(value_head("value")),
             value_d=value_head("value_d"),
+            value_d_opponent=value_head("value_d_opponent") if self.value_d_opponent else None,
         )
 
 
@@ -179,17 +184,20 @@ def _check_inputs(obs: Array, player: Array, module: _AZNet) -> None:
         raise ValueError(f"player ids must be integers in [0, {module.num_players}), got dtype {player.dtype}")
 
 
-def make_network(config: NetworkConfig, *, num_actions: int, num_players: int) -> Network:
+def make_network(config: NetworkConfig, *, num_actions: int, num_players: int,
+                 value_d_opponent: bool = False) -> Network:
     """Builds f_θ for a game with ``num_actions`` actions and a team of ``num_players``.
 
-    ``num_players = 1`` is plain AlphaZero (the latent is a constant).
+    ``num_players = 1`` is plain AlphaZero (the latent is a constant). ``value_d_opponent``
+    adds the second intrinsic head (``NetOutput.value_d_opponent``) that the consistent
+    reading of the search's leaf values needs (``DiversityConfig.opponent_leaves``).
     """
     if not isinstance(config, NetworkConfig):
         raise TypeError(f"config must be a NetworkConfig, got {type(config).__name__}")
     for name, value in (("num_actions", num_actions), ("num_players", num_players)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"make_network: {name} must be an int >= 1, got {value!r}")
-    module = _AZNet(config=config, num_actions=num_actions, num_players=num_players)
+    module = _AZNet(config=config, num_actions=num_actions, num_players=num_players, value_d_opponent=value_d_opponent)
 
     def init(rng_key: Array, obs_example: Any) -> Params:
         """Initial parameters; consumes ``rng_key``. Only the shape of obs_example is read."""

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
-from azdb_jax import arena, checkpoint, diversity, features, learner, matchmaking, networks, opponents
+from azdb_jax import adjudication, arena, checkpoint, diversity, features, learner, matchmaking, networks, opponents
 from azdb_jax import config as config_lib
 from azdb_jax.evaluation import reports
 from azdb_jax import sharding, trainer
@@ -33,7 +33,8 @@ def max_plies(env) -> int:
 def build_components(config: config_lib.TrainConfig) -> trainer.Components:
     env = config.env.make()
     team = config.team
-    network = networks.make_network(config.network, num_actions=env.num_actions, num_players=team.num_players)
+    network = networks.make_network(config.network, num_actions=env.num_actions, num_players=team.num_players,
+                                    value_d_opponent=config.diversity.opponent_leaves == "predict")
     graph_name = team.matchmaker
 
     def graph_fn(payoff_mean):
@@ -124,13 +125,20 @@ def _save_graph(workdir: pathlib.Path, iteration: int, graph, payoff, name: str)
 
 
 class Evaluator:
-    """Plays every team player against fixed opponents and the previous evaluation's network."""
+    """Plays team players against fixed opponents and the previous evaluation's network.
+
+    Games end by the game's rules or at ``run.eval_max_plies``, where
+    ``run.eval_adjudication`` scores them (``azdb_jax.adjudication``); ``run.eval_players``
+    limits the players evaluated. Each record carries the evaluation's wall time.
+    """
 
     def __init__(self, config: config_lib.TrainConfig, components: trainer.Components):
         env = components.env
         self.config = config
         self.num_games = config.run.eval_games + config.run.eval_games % 2
         search_config = config_lib.dataclasses.replace(config.search, num_simulations=config.run.eval_simulations)
+        cap = config.run.eval_max_plies or max_plies(env)
+        adjudicate = adjudication.adjudicator(env, config.run.eval_adjudication)
 
         def agent(params, rng_key, state):
             net_params, player = params
@@ -141,12 +149,14 @@ class Evaluator:
         self._games = {}
         for name, opponent in list(fixed.items()) + [("previous", agent)]:
             play = functools.partial(arena.play_games, env, agent, policy_b=opponent, num_games=self.num_games,
-                                     max_plies=max_plies(env))
+                                     max_plies=cap, adjudicate=adjudicate)
             self._games[name] = jax.jit(lambda pa, pb, key, play=play: play(params_a=pa, params_b=pb, rng_key=key))
         self.previous = None
-        self.players = list(range(components.lambdas.shape[0]))
+        num_players = components.lambdas.shape[0]
+        self.players = list(range(min(config.run.eval_players or num_players, num_players)))
 
     def __call__(self, params, rng_key, iteration: int) -> List[Dict[str, Any]]:
+        start = time.perf_counter()
         records = []
         for player in self.players:
             for name, play in self._games.items():
@@ -158,8 +168,12 @@ class Evaluator:
                 summary = arena.summarize(results)
                 records.append(dict(kind="eval", iteration=iteration, player=player, opponent=name,
                                     wins=summary["wins"], draws=summary["draws"], losses=summary["losses"],
-                                    score=summary["score"], unfinished=summary["unfinished"]))
+                                    score=summary["score"], unfinished=summary["unfinished"],
+                                    adjudicated=summary["adjudicated"], mean_length=summary["mean_length"]))
         self.previous = jax.tree.map(jnp.copy, params)  # the live params are donated to the next iteration
+        seconds = round(time.perf_counter() - start, 2)
+        for record in records:
+            record["eval_seconds"] = seconds
         return records
 
 
@@ -269,8 +283,10 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
     eval_records: List[Dict[str, Any]] = []
     t0 = time.perf_counter()
     for _ in bar:
+        started = time.perf_counter()
         state, metrics = iterate(state)
         metrics = {name: float(value) for name, value in jax.device_get(metrics).items()}
+        metrics["iteration_seconds"] = round(time.perf_counter() - started, 3)
         iteration = int(state.iteration)
         log.write(dict(kind="train", iteration=iteration, **metrics))
         bar.set_postfix(loss=f"{metrics['loss']:.3f}", games=int(metrics["games_finished"]))

@@ -42,6 +42,7 @@ ApplyFn = Callable[[Any, Array, Array], Any]
 IntrinsicRewardFn = Callable[[Any, Array, Array], Array]
 
 ALGORITHMS = ("puct", "gumbel")
+OPPONENT_MODELS = ("self", "opponent")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +61,10 @@ class SearchConfig:
     max_num_considered_actions: int = 16  # Gumbel root width
     gumbel_scale: float = 1.0  # Gumbel noise in self-play (0 in evaluation)
     num_slots: int = 0  # K, tree slots per node (legal moves kept); 0: the game's bound (num_slots_for)
+    # Whose latent evaluates the nodes where the root player's opponent is to move: "self"
+    # (the root player's: information hiding, paper §3) or "opponent" (the opponent's, when
+    # the caller knows it, e.g. the matchmaker's choice in self-play; App. B).
+    opponent_model: str = "self"
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -77,6 +82,8 @@ class SearchConfig:
             raise ValueError(f"search.unvisited_q must be in [q_min, q_max], got {self.unvisited_q}")
         if self.max_num_considered_actions < 1 or self.gumbel_scale < 0:
             raise ValueError("search.max_num_considered_actions must be >= 1 and gumbel_scale >= 0")
+        if self.opponent_model not in OPPONENT_MODELS:
+            raise ValueError(f"search.opponent_model must be one of {OPPONENT_MODELS}, got {self.opponent_model!r}")
         if not (isinstance(self.num_slots, int) and self.num_slots >= 0):
             raise ValueError(f"search.num_slots must be an int >= 0 (0: the game's bound), got {self.num_slots!r}")
 
@@ -101,6 +108,7 @@ class SearchContext(NamedTuple):
     root_seat: Array  # [B] pgx player id (seat) of the root player in its game
     lam: Array  # [B] λ_i of the root player
     hook_params: Any  # data for the intrinsic reward (e.g. expected features), or None
+    opponent: Array  # [B] latent id of the opponent (used with opponent_model="opponent")
 
 
 class SearchOutput(NamedTuple):
@@ -128,10 +136,14 @@ def make_recurrent_fn(
     *,
     feature_fn: Optional[Callable[[pgx.core.State], Array]] = None,
     intrinsic_reward_fn: Optional[IntrinsicRewardFn] = None,
+    opponent_model: str = "self",
 ) -> Callable:
     """The search's recurrent function: steps the real game and mixes rewards/values with λ_i.
 
-    Tree nodes store states packed by ``envs.search_state.codec(env)``.
+    Tree nodes store states packed by ``envs.search_state.codec(env)``. With
+    ``opponent_model="opponent"`` the network sees the opponent's latent where the
+    opponent is to move (its prior and value); the root player's intrinsic terms still
+    come from the root player's latent.
     """
     if (intrinsic_reward_fn is None) != (feature_fn is None):
         raise ValueError("intrinsic_reward_fn and feature_fn go together")
@@ -142,7 +154,14 @@ def make_recurrent_fn(
         state = state_codec.unpack(stored)
         mover = state.current_player
         next_state = jax.vmap(env.step)(state, action)
-        out = apply_fn(ctx.network_params, next_state.observation, ctx.player)
+        own_turn = next_state.current_player == ctx.root_seat
+        if opponent_model == "opponent":
+            out = apply_fn(ctx.network_params, next_state.observation, jnp.where(own_turn, ctx.player, ctx.opponent))
+            if out.value_d_opponent is not None:  # the root player's view of the opponent's positions
+                mine = apply_fn(ctx.network_params, next_state.observation, ctx.player)
+                out = out._replace(value_d_opponent=mine.value_d_opponent)
+        else:
+            out = apply_fn(ctx.network_params, next_state.observation, ctx.player)
         reward_e = jnp.take_along_axis(next_state.rewards, mover[:, None], axis=1)[:, 0]
         if intrinsic_reward_fn is None:
             reward_d = jnp.zeros_like(reward_e)
@@ -151,8 +170,7 @@ def make_recurrent_fn(
             reward_d = jax.vmap(intrinsic_reward_fn, in_axes=(None, 0, 0))(ctx.hook_params, phi, ctx.player)
         reward = diversity.search_transition_reward(
             reward_e, reward_d, ctx.lam, mover == ctx.root_seat)
-        leaf_value = diversity.search_leaf_value(
-            out.value, out.value_d, ctx.lam, next_state.current_player == ctx.root_seat)
+        leaf_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, own_turn, out.value_d_opponent)
         terminated = next_state.terminated
         output = tree_search.StepOutput(
             reward=reward,
@@ -198,6 +216,7 @@ def run_search(
     feature_fn: Optional[Callable[[pgx.core.State], Array]] = None,
     intrinsic_reward_fn: Optional[IntrinsicRewardFn] = None,
     hook_params: Any = None,
+    opponent: Optional[Array] = None,
 ) -> SearchOutput:
     """Searches a batch of positions, each by its own team player.
 
@@ -214,14 +233,17 @@ def run_search(
         only; evaluation searches without noise.
       feature_fn, intrinsic_reward_fn, hook_params: optional intrinsic reward
         ``r_d = intrinsic_reward_fn(hook_params, feature_fn(next_state), player)``.
+      opponent: [B] int, the opponent's latent id, read with
+        ``config.opponent_model="opponent"`` (default: the root player's own).
 
     Returns:
       A ``SearchOutput``.
     """
     batch = root.current_player.shape[0]
     chex.assert_shape([player, lam], (batch,))
-    ctx = SearchContext(network_params, player.astype(jnp.int32), root.current_player, lam.astype(jnp.float32),
-                        hook_params)
+    player = player.astype(jnp.int32)
+    opponent = player if opponent is None else jnp.asarray(opponent, jnp.int32)
+    ctx = SearchContext(network_params, player, root.current_player, lam.astype(jnp.float32), hook_params, opponent)
     out = apply_fn(network_params, root.observation, ctx.player)
     prior_logits = _masked_logits(out.policy_logits, root.legal_action_mask)
     root_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, jnp.ones((batch,), bool))
@@ -234,7 +256,8 @@ def run_search(
     root_input = tree_search.RootInput(prior_logits=search_prior, value=root_value,
                                        embedding=search_state.codec(env).pack(root),
                                        legal_action_mask=root.legal_action_mask)
-    recurrent_fn = make_recurrent_fn(env, apply_fn, feature_fn=feature_fn, intrinsic_reward_fn=intrinsic_reward_fn)
+    recurrent_fn = make_recurrent_fn(env, apply_fn, feature_fn=feature_fn, intrinsic_reward_fn=intrinsic_reward_fn,
+                                     opponent_model=config.opponent_model)
     root_gumbel = None
     if config.algorithm == "puct":
         selection_fn = functools.partial(tree_search.puct_selection, pb_c_init=config.pb_c_init,

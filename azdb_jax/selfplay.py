@@ -156,10 +156,12 @@ def selfplay_iteration(
         mover = env_state.current_player
         seat_players = _seat_players(state.matchup, state.first_seat)
         player = jnp.take_along_axis(seat_players, mover[:, None], axis=1)[:, 0]
+        opponent = jnp.take_along_axis(seat_players, 1 - mover[:, None], axis=1)[:, 0]
         out = search_lib.run_search(
             env, apply_fn, network_params, search_key, env_state, player, lambdas[player],
             config=search_config, add_noise=True, feature_fn=feature_fn if in_search else None,
-            intrinsic_reward_fn=intrinsic_reward_fn if in_search else None, hook_params=hook_params)
+            intrinsic_reward_fn=intrinsic_reward_fn if in_search else None, hook_params=hook_params,
+            opponent=opponent)
         action = _choose_action(action_key, out, state.ply, config=config, algorithm=search_config.algorithm)
         next_state = jax.vmap(env.step)(env_state, action)
         done = next_state.terminated | next_state.truncated

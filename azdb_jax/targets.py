@@ -128,3 +128,29 @@ def intrinsic_value_targets(
     z_d_t = z_d_t + jnp.where(bootstrap, _shift(v_d_t, n_td, 0.0), 0.0)
     valid = bootstrap | ended
     return Targets(value=jnp.where(valid, z_d_t, 0.0), valid=valid)
+
+
+def opponent_intrinsic_value_targets(z_d: Targets, done_t: Array) -> Targets:
+    """The intrinsic return of the player *not* to move, for the second intrinsic head.
+
+    In the consistent reading of the paper's leaf values (docs/method.md) the network
+    also predicts, for a position ``s_t`` where ``p`` moves, the intrinsic return of ``p``'s
+    opponent ``q`` from ``s_t``. ``q`` earns nothing on ``p``'s move, so that return is
+    ``q``'s return from ``s_{t+1}``, where ``q`` moves:
+
+        z_d^opp(s_t) = z_d(s_{t+1})   while the game goes on after ``a_t``,
+        z_d^opp(s_t) = 0              when ``a_t`` ends the game (no rewards are left),
+
+    with ``z_d`` from ``intrinsic_value_targets`` (N_TD plies of ``q``'s own rewards, then
+    its stored v_d). Valid where the shifted target is (or the game ended at t).
+
+    Args:
+      z_d: ``Targets`` [T] of ``intrinsic_value_targets`` over the same stream.
+      done_t: [T] bool, the move at t ended the game.
+    """
+    chex.assert_rank(done_t, 1)
+    chex.assert_equal_shape([z_d.value, z_d.valid, done_t])
+    done_t = jnp.asarray(done_t, jnp.bool_)
+    value = jnp.where(done_t, 0.0, _shift(z_d.value, 1, 0.0))
+    valid = done_t | _shift(z_d.valid, 1, False)
+    return Targets(value=jnp.where(valid, value, 0.0), valid=valid)

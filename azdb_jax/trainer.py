@@ -37,6 +37,8 @@ class TrainingExample(NamedTuple):
     z: Array  # [] game result for the mover
     z_d: Array  # [] intrinsic return target (zero without diversity)
     weight: Array  # [] 1 for stored examples
+    opponent_player: Array  # [] latent id of the mover's opponent in the game
+    z_d_opponent: Array  # [] the opponent's intrinsic return from this position (second v_d head)
 
 
 class TrainerState(NamedTuple):
@@ -139,6 +141,8 @@ def _examples(c: Components, pending: selfplay.Transition, current: selfplay.Tra
     # need (N_TD plies or the game's end) is implied by z being known.
     z_d = jax.vmap(functools.partial(targets.intrinsic_value_targets, n_td=c.diversity_config.n_td),
                    in_axes=(1, 1, 1, 1), out_axes=1)(window.reward_d, window.value_d, window.mover, window.terminated)
+    z_d_opponent = jax.vmap(targets.opponent_intrinsic_value_targets, in_axes=(1, 1), out_axes=1)(
+        z_d, window.terminated)
     already = jnp.concatenate([_stream_targets(pending).valid, jnp.zeros_like(current.terminated)])
     trainable = window.train_mask & z.valid & ~already
     examples = TrainingExample(
@@ -148,6 +152,8 @@ def _examples(c: Components, pending: selfplay.Transition, current: selfplay.Tra
         z=z.value,
         z_d=z_d.value,
         weight=jnp.ones_like(z.value),
+        opponent_player=jnp.where(window.is_white, window.black_player, window.white_player),
+        z_d_opponent=z_d_opponent.value,
     )
     flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), examples)
     return _WindowExamples(flat, trainable.reshape(-1), z.valid)

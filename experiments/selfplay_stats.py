@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import runner, search, tree_search  # noqa: E402
+from azdb_jax import features, runner, search, tree_search  # noqa: E402
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Run directory.", required=True)
 _STEPS = flags.DEFINE_list("steps", [], "Checkpoint steps (default: every saved one).")
@@ -125,7 +125,7 @@ def play_games(env, apply_fn, params, config, *, player, num_games, max_plies, k
             active=~done, has_mate=mating.any(-1), played_mate=played_mate, allows_mate=allows,
             prior_entropy=entropy(prior), search_entropy=entropy(out.policy), king_move=king,
             depth=_tree_depth(out.tree), root_value=out.search_value,
-            position=_position_key(nxt),
+            position=_position_key(env, nxt),
         )
         reason = jax.vmap(reason_fn)(nxt) if reason_fn else jnp.where(jnp.any(nxt.rewards != 0, -1), 0, 6)
         return nxt, done | nxt.terminated | nxt.truncated, record, reason, nxt.rewards
@@ -153,11 +153,12 @@ def play_games(env, apply_fn, params, config, *, player, num_games, max_plies, k
     return records, reasons, results, lengths
 
 
-def _position_key(state) -> jax.Array:
-    """[B] a 32-bit hash of each observation's first planes (the current board)."""
-    obs = state.observation.reshape(state.observation.shape[0], -1)[:, :1024].astype(jnp.float32)
-    weights = jnp.sin(jnp.arange(obs.shape[1], dtype=jnp.float32) * 12.9898) * 43758.5453
-    return jax.lax.bitcast_convert_type((obs * weights).sum(-1), jnp.int32)
+def _position_key(env, state) -> jax.Array:
+    """[B] a 32-bit hash of each position: the board (features φ) and the side to move."""
+    phi = jax.vmap(features.feature_fn(env))(state).astype(jnp.float32)
+    phi = jnp.concatenate([phi, state.current_player[:, None].astype(jnp.float32)], axis=-1)
+    weights = jnp.sin(jnp.arange(phi.shape[1], dtype=jnp.float32) * 12.9898 + 1.0) * 43758.5453
+    return jax.lax.bitcast_convert_type((phi * weights).sum(-1), jnp.int32)
 
 
 def _is_king_move(env, state, action) -> jax.Array:

@@ -266,3 +266,29 @@ def test_config_validation_of_schedule_requirements():
     with pytest.raises(ValueError, match="decay_steps"):
         learner.LearnerConfig(schedule="cosine")
     assert dataclasses.asdict(learner.LearnerConfig())["boundaries"] == ()
+
+
+def test_second_intrinsic_head_learns_the_opponents_return_through_the_opponents_latent():
+    # A stub whose heads read a per-latent parameter: value_d = u[player], value_d_opponent
+    # = w[player]. The loss adds mean_w (z_d_opponent − w[opponent_player])², so its gradient
+    # w.r.t. w is the hand-computed one and u is untouched by the opponent targets.
+    def apply(params, obs, player):
+        batch = obs.shape[0]
+        return networks.NetOutput(jnp.zeros((batch, 2)), jnp.zeros(batch), params["u"][player],
+                                  params["w"][player])
+
+    params = {"u": jnp.array([0.5, -1.0]), "w": jnp.array([2.0, 3.0])}
+    batch = learner.Batch(
+        observation=jnp.zeros((3, 1, 1, 1)), player=jnp.int32([0, 1, 0]),
+        search_policy=jnp.full((3, 2), 0.5), z=jnp.zeros(3), z_d=jnp.array([0.5, -1.0, 1.5]),
+        weight=jnp.array([1.0, 1.0, 2.0]), opponent_player=jnp.int32([1, 0, 1]),
+        z_d_opponent=jnp.array([4.0, 1.0, 3.0]))
+    config = learner.LearnerConfig(value_d_weight=1.0)
+    loss_of = lambda p: learner.loss_fn(p, batch, apply_fn=apply, config=config)  # noqa: E731
+    _, metrics = loss_of(params)
+    # own head: (0.5-0.5)², (-1+1)², (1.5-0.5)²·2 -> 2/4; opponent head: w[1]=3, w[0]=2, w[1]=3
+    # against 4, 1, 3 -> (1 + 1 + 0·2)/4.
+    np.testing.assert_allclose(metrics["value_d_loss"], 2 / 4 + 2 / 4, rtol=1e-6)
+    grads = jax.grad(lambda p: loss_of(p)[0])(params)
+    np.testing.assert_allclose(grads["w"], [2 * (2 - 1) / 4, 2 * (3 - 4) / 4 + 2 * 2 * (3 - 3) / 4], rtol=1e-6)
+    np.testing.assert_allclose(grads["u"], [2 * 2 * (0.5 - 1.5) / 4, 0.0], rtol=1e-6)

@@ -50,8 +50,8 @@ def test_output_shapes_for_every_env(observations, env_id, latent):
     params = _constant_params(net, obs[0])
     out = jax.jit(net.apply)(params, obs, jnp.array([0, 2]))
     assert out.policy_logits.shape == (2, num_actions)
-    assert out.value.shape == (2,) and out.value_d.shape == (2,)
-    for leaf in out:
+    assert out.value.shape == (2,) and out.value_d.shape == (2,) and out.value_d_opponent is None
+    for leaf in jax.tree.leaves(out):
         assert leaf.dtype == jnp.float32
         assert np.isfinite(np.asarray(leaf)).all()
 
@@ -154,3 +154,13 @@ def test_bad_inputs_get_clear_errors(tiny):
         net.apply(params, jnp.zeros((2, 3, 3, 2)), jnp.zeros(2))
     with pytest.raises(ValueError, match="num_players"):
         networks.make_network(TINY, num_actions=9, num_players=0)
+
+
+def test_second_intrinsic_head_is_its_own_output(observations):
+    obs, num_actions = observations["gardner_chess"]
+    net = networks.make_network(TINY, num_actions=num_actions, num_players=3, value_d_opponent=True)
+    params = net.init(jax.random.PRNGKey(0), obs[0])
+    out = jax.jit(net.apply)(params, obs, jnp.array([0, 2]))
+    assert out.value_d_opponent.shape == (2,) and out.value_d_opponent.dtype == jnp.float32
+    assert "value_d_opponent_out" in params["params"]
+    assert not np.allclose(out.value_d_opponent, out.value_d)

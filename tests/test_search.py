@@ -224,3 +224,84 @@ def test_intrinsic_mix_on_two_ply_tree():
         np.testing.assert_allclose(q[a], expected[a], rtol=1e-5)
     root_value = ((1 - lam) * 0.6 + sum(visits[a] * expected[a] for a in (0, 1))) / (visits.sum() + 1)
     np.testing.assert_allclose(out.search_value[0], root_value, rtol=1e-5)
+
+
+def _nim_two_ply(apply, lam, *, opponent_model="self", opponent=None, num_simulations=9, reward_weights=None):
+    env = envs.make("nim", heaps=(1, 1))
+    state = jax.vmap(lambda k: env.state_from_heaps(jnp.int32([1, 1]), 0))(jax.random.split(jax.random.PRNGKey(0), 1))
+    config = search.SearchConfig(num_simulations=num_simulations, unvisited_q=0.0, opponent_model=opponent_model)
+    hooks = {}
+    if reward_weights is not None:
+        hooks = dict(feature_fn=features.nim_features, intrinsic_reward_fn=lambda w, phi, player: jnp.dot(w, phi),
+                     hook_params=reward_weights)
+    return search.run_search(env, apply, None, jax.random.PRNGKey(3), state, jnp.zeros(1, jnp.int32),
+                             jnp.full(1, lam), config=config, add_noise=False, opponent=opponent, **hooks)
+
+
+def test_opponent_leaves_predicted_by_the_second_intrinsic_head():
+    # As test_intrinsic_mix_on_two_ply_tree, with the consistent reading: the child (the
+    # opponent to move) is worth λ·v − (1 − λ)·v_d_opp from the opponent's side, so
+    # Q(root, a) = (1 − λ) r_d(a) − (λ v_c − (1 − λ) v_d_opp + (n − 1) λ) / n.
+    lam, v_d_opp = 0.5, 0.3
+    weights = jnp.float32([0.4, -0.2, 0.0, 0.0])
+
+    def apply(params, obs, player):
+        del params, player
+        batch = obs.shape[0]
+        return NetOutput(jnp.zeros((batch, 2)), _nim_value_one_counter(obs), jnp.full(batch, 0.6),
+                         jnp.full(batch, v_d_opp))
+
+    out = _nim_two_ply(apply, lam, reward_weights=weights)
+    visits, q = np.asarray(out.visits[0]), np.asarray(out.qvalues[0])
+    leaf = lam * 0.25 - (1 - lam) * v_d_opp
+    for a, r_d in ((0, 0.4), (1, -0.2)):
+        n = visits[a]
+        assert n > 0
+        np.testing.assert_allclose(q[a], (1 - lam) * r_d - (leaf + (n - 1) * lam) / n, rtol=1e-5)
+    # λ = 1: the head is ignored bit for bit.
+    plain = _nim_two_ply(lambda p, o, pl: apply(p, o, pl)._replace(value_d_opponent=None), 1.0)
+    with_head = _nim_two_ply(apply, 1.0)
+    np.testing.assert_array_equal(plain.tree.node_values, with_head.tree.node_values)
+
+
+def test_opponent_model_evaluates_the_opponents_positions_with_its_latent():
+    # Nim (1, 1), λ = 1. The child (one counter, opponent to move) is worth 0.25 to latent 0
+    # and -0.5 to latent 1. Root player latent 0, opponent latent 1: with information
+    # hiding the child is valued by latent 0, with the opponent model by latent 1.
+    def apply(params, obs, player):
+        del params
+        batch = obs.shape[0]
+        one_left = _nim_value_one_counter(obs) > 0
+        return NetOutput(jnp.zeros((batch, 2)), jnp.where(one_left, jnp.where(player == 0, 0.25, -0.5), 0.0),
+                         jnp.zeros(batch))
+
+    for model, child_value in (("self", 0.25), ("opponent", -0.5)):
+        out = _nim_two_ply(apply, 1.0, opponent_model=model, opponent=jnp.ones(1, jnp.int32))
+        visits, q = np.asarray(out.visits[0]), np.asarray(out.qvalues[0])
+        for a in (0, 1):
+            n = visits[a]
+            np.testing.assert_allclose(q[a], -(child_value + (n - 1)) / n, rtol=1e-5)
+
+
+@pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
+def test_search_alone_finds_gardner_mates_for_both_colours(algorithm):
+    # With no knowledge at all (uniform prior, value 0) the search must find a mate in one
+    # for White and for Black and value the root as a win for the side to move: the value
+    # and reward signs and the side-to-move convention on Gardner chess.
+    from pgx import gardner_chess  # pylint: disable=g-import-not-at-top
+
+    env = envs.make("gardner_chess")
+    fens = ["k4/4Q/1K3/5/5 w - - 0 1",  # Qa4#
+            "5/5/1k3/4q/K4 b - - 0 1"]  # ...Qa2#
+    states = jax.tree.map(lambda *x: jnp.stack(x),
+                          *[gardner_chess.State._from_fen(f) for f in fens])  # pylint: disable=protected-access
+    config = search.SearchConfig(num_simulations=48, unvisited_q=0.0, algorithm=algorithm)
+    out = jax.jit(lambda key: search.run_search(
+        env, _uniform_net(env.num_actions), None, key, states, jnp.zeros(2, jnp.int32), jnp.ones(2),
+        config=config, add_noise=False))(jax.random.PRNGKey(0))
+    step = jax.jit(jax.vmap(env.step))
+    best = jnp.argmax(out.visits, axis=-1) if algorithm == "puct" else out.action
+    after = step(states, best)
+    assert bool(after.terminated.all())
+    np.testing.assert_array_equal(np.take_along_axis(np.asarray(after.rewards), np.asarray(states.current_player)[:, None], 1)[:, 0], [1.0, 1.0])
+    assert (np.asarray(out.qvalues)[np.arange(2), np.asarray(best)] == 1.0).all()

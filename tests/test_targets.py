@@ -188,3 +188,28 @@ def test_intrinsic_value_targets_vmap_is_batch_independent():
     again = jax.jit(jax.vmap(fn))(r_d2, v_d, mover, done)
     for b in (0, 2, 3):
         np.testing.assert_array_equal(again.value[b], batched.value[b])
+
+
+def test_opponent_intrinsic_value_targets_two_step():
+    # The non-mover's return from s_t is the mover-at-t+1's z_d(s_{t+1}); 0 where a_t ended
+    # the game (nothing left to earn), masked where s_{t+1}'s own target is unknown.
+    z_d = _z_d(2)
+    out = targets.opponent_intrinsic_value_targets(z_d, jnp.array(DONE_D, bool))
+    expected = [
+        10 + 3.5,  # = z_d(s_1)
+        2 + 4.5,
+        20 + 5.5,
+        3 + 6.5,
+        30 + 7.5,
+        4,
+        40,
+        0,  # the move at t = 7 ended game 1
+        200 + 11.5,
+        300 + 12.5,
+        400 + 13.5,
+        0,  # z_d(s_12) is masked
+        0,
+        0,
+    ]
+    np.testing.assert_allclose(out.value, expected)
+    np.testing.assert_array_equal(out.valid, [True] * 11 + [False] * 3)

@@ -118,7 +118,7 @@ def test_puct_matches_mctx_muzero_policy():
         return mctx.RecurrentFnOutput(reward=step.reward, discount=step.discount, prior_logits=logits,
                                       value=step.value), embedding
 
-    ctx = search.SearchContext(params, players, states.current_player, lams, None)
+    ctx = search.SearchContext(params, players, states.current_player, lams, None, players)
     root = mctx.RootFnOutput(prior_logits=ours.prior_logits, value=net.apply(params, states.observation, players).value,
                              embedding=search_state.codec(env).pack(states))
     reference = jax.jit(lambda k: mctx.muzero_policy(
