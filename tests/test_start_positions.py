@@ -154,7 +154,8 @@ TINY_CHESS = [
     "network.channels=4", "network.num_blocks=1", "network.value_hidden=4", "search.num_simulations=2",
     "selfplay.num_games=8", "selfplay.num_plies=3", "selfplay.sample_plies=0", "replay.capacity=256",
     "run.batch_size=8", "run.learner_steps=1", "run.num_iterations=2", "run.eval_every=0",
-    "run.checkpoint_every=1", "start_positions.initial_prob=0.0", f"start_positions.halfmove_clocks={list(CLOCKS)}",
+    "run.checkpoint_every=1", "run.checkpoint_replay=true",  # exact resume needs the replay buffer
+    "start_positions.initial_prob=0.0", f"start_positions.halfmove_clocks={list(CLOCKS)}",
 ]
 
 

@@ -31,6 +31,7 @@ import tqdm
 
 from azdb_jax import arena, opponents, planning, ratings
 from azdb_jax.envs import chess_interop
+from azdb_jax.evaluation import team as team_lib
 from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
@@ -54,9 +55,11 @@ def player_agent(team: Team, player: int, *, sample_plies: int = 0) -> Policy:
     """
     if not isinstance(player, (int, np.integer)) or not 0 <= player < team.num_players:
         raise ValueError(f"player must be an int in [0, {team.num_players}) for {team.name!r}, got {player!r}")
-    return opponents.search_policy(team.env, team.apply_fn, team.search_config, player=int(player),
-                                   lam=float(team.search_lambdas[int(player)]), sample_plies=sample_plies,
-                                   **team.search_hook()._asdict())
+    lam = float(team.search_lambdas[int(player)])
+    # At λ_i = 1 the intrinsic reward is dropped exactly: skip computing it.
+    hook = team.search_hook() if lam < 1.0 else team_lib.SearchHook(None, None, None)
+    return opponents.search_policy(team.env, team.apply_fn, team.search_config, player=int(player), lam=lam,
+                                   sample_plies=sample_plies, **hook._asdict())
 
 
 def latent_agent(team: Team, *, sample_plies: int = 0) -> Policy:
