@@ -9,7 +9,9 @@ final mean d_i, the distinct moves per position and player 0's score against the
 reference, each ± the half-width of a 95% t-interval across seeds (n − 1 degrees of
 freedom), and the per-seed values. A second table gives, per run, the effect of the
 search mode (self-play search minus the ablation, paired by seed: the same checkpoint
-and positions), and per search mode the difference between the runs (Welch interval).
+and positions), and per search mode the difference between the runs (Welch interval,
+and paired by seed: runs with the same ``run.seed`` start from the same network and
+random streams). Give the files in the same seed order for every run.
 """
 
 import collections
@@ -92,6 +94,11 @@ def main(paths: Sequence[str]) -> None:
             cells = [welch(groups[(last, search)][k], groups[(other, search)][k]) for k, _ in METRICS]
             print(f"| {last} − {other}, {search} search (Welch) | "
                   + " | ".join(f"{m:+.3f} ± {h:.3f}" for m, h in cells) + " |")
+            if len(groups[(last, search)]["final_d_mean"]) == len(groups[(other, search)]["final_d_mean"]):
+                cells = [interval(np.subtract(groups[(last, search)][k], groups[(other, search)][k]))
+                         for k, _ in METRICS]
+                print(f"| {last} − {other}, {search} search (paired by seed) | "
+                      + " | ".join(f"{m:+.3f} ± {h:.3f}" for m, h in cells) + " |")
 
 
 if __name__ == "__main__":
