@@ -22,19 +22,99 @@ from azdb_jax.selfplay import SelfPlayConfig
 
 @dataclasses.dataclass(frozen=True)
 class EnvConfig:
-    """Which game; ``nim_heaps`` only for Nim."""
+    """Which game; ``nim_heaps`` only for Nim; ``max_pieces`` only for chess.
+
+    ``max_pieces`` (0: pgx's 16) is how many of the mover's pieces chess's move
+    generator considers: composed start positions with more pieces a side (seven of the
+    paper's Penrose positions) need 32 (``chess_interop.required_max_pieces``).
+    """
 
     name: str = "connect_four"
     nim_heaps: Tuple[int, ...] = (1, 3, 5, 7, 9)
+    max_pieces: int = 0
 
     def __post_init__(self):
         if self.name not in envs.ENV_IDS:
             raise ValueError(f"env.name must be one of {envs.ENV_IDS}, got {self.name!r}")
         if not self.nim_heaps or any(not isinstance(h, int) or h < 1 for h in self.nim_heaps):
             raise ValueError(f"env.nim_heaps must be positive ints, got {self.nim_heaps!r}")
+        if self.max_pieces and (self.name != "chess" or not 16 <= self.max_pieces <= 64):
+            raise ValueError(f"env.max_pieces is for chess only, in [16, 64] (0: the default 16); got "
+                             f"{self.max_pieces!r} for {self.name!r}")
 
     def make(self):
-        return envs.make(self.name, heaps=self.nim_heaps) if self.name == "nim" else envs.make(self.name)
+        if self.name == "nim":
+            return envs.make(self.name, heaps=self.nim_heaps)
+        if self.max_pieces:
+            return envs.make(self.name, max_pieces=self.max_pieces)
+        return envs.make(self.name)
+
+
+SPLITS = ("none", "random", "group")
+
+
+@dataclasses.dataclass(frozen=True)
+class StartPositionsConfig:
+    """Self-play from puzzle positions (paper §4.2, Table 1 and App. C.3; SPEC §1.12).
+
+    Off while ``sources`` is empty: every game starts from the game's initial position.
+    Otherwise a new game starts from the initial position with probability
+    ``initial_prob`` (paper: 0.5), else from a start position drawn uniformly. The
+    agent never sees a solution, only positions. See ``azdb_jax.envs.start_positions``.
+
+    Attributes:
+      sources: where the positions come from: ``"paper"`` (the packaged Penrose and
+        Challenge list; ``"paper:penrose"`` or ``"paper:challenge"`` for one set) or files
+        any of our loaders read: EPD (``.epd``), Lichess puzzle CSV or the paper's CSV
+        layout (``.csv``), FEN/EPD book lines (``.fen``, ``.txt``, ``.book``).
+      initial_prob: probability of the game's usual initial position.
+      intermediate: also start from the positions along each puzzle's solution line
+        where the solver is to move (Lichess ``Moves``, EPD ``pv``); the paper's list
+        has no published solutions.
+      halfmove_clocks: a drawn position's half-move clock is set to one of these,
+        uniformly (paper: 0 for rows 2-6, {0, 20, 40, 60, 80} for row 7); empty keeps
+        each position's own clock.
+      split: ``"none"`` (train on every position), ``"random"`` (hold out ``test_count``
+        puzzles drawn with ``split_seed``: Table 1 row 3) or ``"group"`` (hold out the
+        puzzles of ``heldout_group`` — a puzzle and its variations, e.g. the paper's
+        ``"penrose_variation_2"``: row 4). Held-out positions are written into the
+        run's directory (``start_positions/``) for evaluation.
+      test_count: puzzles held out by the random split (paper: 17 of the 53 Penrose).
+      heldout_group: the group held out by the group split.
+      split_seed: seed of the random split.
+    """
+
+    sources: Tuple[str, ...] = ()
+    initial_prob: float = 0.5
+    intermediate: bool = False
+    halfmove_clocks: Tuple[int, ...] = ()
+    split: str = "none"
+    test_count: int = 0
+    heldout_group: str = ""
+    split_seed: int = 0
+
+    def __post_init__(self):
+        if any(not isinstance(s, str) or not s.strip() for s in self.sources):
+            raise ValueError(f"start_positions.sources must be non-empty strings, got {self.sources!r}")
+        if not 0.0 <= self.initial_prob <= 1.0:
+            raise ValueError(f"start_positions.initial_prob must be in [0, 1], got {self.initial_prob!r}")
+        if self.sources and self.initial_prob == 1.0:
+            raise ValueError("start_positions.initial_prob = 1 never uses the start positions; use 0 <= p < 1 "
+                             "or no sources")
+        if any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 100 for c in self.halfmove_clocks):
+            raise ValueError(f"start_positions.halfmove_clocks must be ints in [0, 100), got {self.halfmove_clocks!r}")
+        if self.split not in SPLITS:
+            raise ValueError(f"start_positions.split must be one of {SPLITS}, got {self.split!r}")
+        if self.split != "none" and not self.sources:
+            raise ValueError("start_positions.split needs start_positions.sources")
+        if not isinstance(self.test_count, int) or self.test_count < 0:
+            raise ValueError(f"start_positions.test_count must be an int >= 0, got {self.test_count!r}")
+        if (self.split == "random") != (self.test_count > 0):
+            raise ValueError("start_positions.test_count (> 0) goes with split='random' and only with it")
+        if (self.split == "group") != bool(self.heldout_group):
+            raise ValueError("start_positions.heldout_group goes with split='group' and only with it")
+        if not isinstance(self.split_seed, int) or self.split_seed < 0:
+            raise ValueError(f"start_positions.split_seed must be an int >= 0, got {self.split_seed!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +161,39 @@ class DiversityConfig:
             raise ValueError(f"diversity.n_td must be an even int >= 2, got {self.n_td!r}")
         if self.opponent_leaves not in OPPONENT_LEAVES:
             raise ValueError(f"diversity.opponent_leaves must be one of {OPPONENT_LEAVES}, got {self.opponent_leaves!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class PayoffConfig:
+    """How the matchmakers estimate the payoff matrix from self-play games (paper App. B.1).
+
+    The paper tracks "the outcome of matchups in a payoff matrix" and says no more. With
+    per-pair sums ``S`` and counts ``C`` of results (White's view), decayed by ``decay``
+    per self-play iteration, the estimate is
+
+        M[w, b] = (S + prior_games · prior) / (C + prior_games),   prior where C + prior_games = 0.
+
+    The defaults (``decay = 1``, ``prior = 0``, ``prior_games = 0``) are the all-time mean
+    with unplayed pairs at 0 (a draw); docs/method.md says why they stay the default.
+
+    Attributes:
+      decay: weight of a game one iteration older, in (0, 1]; 1 = all-time mean.
+      prior: the payoff of a pair before its games (and what few games are shrunk
+        towards), in [-1, 1].
+      prior_games: the prior's weight in games; 0 = the prior only fills unplayed pairs.
+    """
+
+    decay: float = 1.0
+    prior: float = 0.0
+    prior_games: float = 0.0
+
+    def __post_init__(self):
+        if not 0.0 < self.decay <= 1.0:
+            raise ValueError(f"payoff.decay must be in (0, 1], got {self.decay!r}")
+        if not -1.0 <= self.prior <= 1.0:
+            raise ValueError(f"payoff.prior must be in [-1, 1], got {self.prior!r}")
+        if not self.prior_games >= 0.0:
+            raise ValueError(f"payoff.prior_games must be >= 0, got {self.prior_games!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,12 +246,22 @@ class TrainConfig:
     replay: ReplayConfig = ReplayConfig()
     learner: LearnerConfig = LearnerConfig()
     run: RunConfig = RunConfig()
+    start_positions: StartPositionsConfig = StartPositionsConfig()
+    payoff: PayoffConfig = PayoffConfig()
 
     def __post_init__(self):
         if self.run.eval_adjudication == "material" and self.env.name not in ("chess", "gardner_chess"):
             raise ValueError(f"run.eval_adjudication='material' needs chess or gardner_chess, not {self.env.name!r}")
         if self.run.batch_size > self.replay.capacity:
             raise ValueError(f"run.batch_size ({self.run.batch_size}) exceeds replay.capacity ({self.replay.capacity})")
+        if self.start_positions.sources:
+            from azdb_jax.envs import start_positions  # pylint: disable=g-import-not-at-top
+
+            if self.env.name not in start_positions.FEN_GAMES:
+                raise ValueError(f"start_positions.sources: env {self.env.name!r} has no FEN-like start positions; "
+                                 f"games with them: {sorted(start_positions.FEN_GAMES)}")
+            if self.start_positions.halfmove_clocks and not start_positions.FEN_GAMES[self.env.name].has_clock:
+                raise ValueError(f"start_positions.halfmove_clocks: {self.env.name} has no half-move clock")
 
 
 # ------------------------------------------------------------------ JSON and overrides

@@ -10,7 +10,8 @@ opponents. Only the learner's (the exploiter's) transitions train (``exploiter_m
 
 Payoff convention, used everywhere here: ``payoff[w, b]`` is the mean result, +1 / 0 / −1
 from White's point of view, of games with player w as White and player b as Black.
-Pairs never played count as 0 (a draw). This is the zero-sum matrix game "White rows vs
+Pairs never played count as 0 (a draw) by default; ``update_payoff`` also offers a
+decayed mean and a prior for unplayed pairs (``config.PayoffConfig``). This is the zero-sum matrix game "White rows vs
 Black columns" whose Nash equilibrium (``azdb_jax.nash``) gives the PSRO graphs:
 White (rows) maximises, Black (columns) minimises.
 
@@ -243,14 +244,14 @@ def exploiter_mask(mover_ids: Array, learner_id: Array) -> Array:
 class PayoffTracker(NamedTuple):
     """Results per (white w, black b) pair; ``mean`` is the payoff fed to the PSRO graphs."""
 
-    counts: Array  # [n, n] float32, (effective) number of finished games
-    mean: Array  # [n, n] float32, mean result from White's view in [−1, 1]; 0 if unplayed
+    counts: Array  # [n, n] float32, (effective, decayed) number of finished games C
+    mean: Array  # [n, n] float32, payoff estimate M from White's view in [−1, 1] (``update_payoff``)
 
 
-def init_payoff(num_players: int) -> PayoffTracker:
-    """An empty tracker: no games, every payoff 0."""
+def init_payoff(num_players: int, *, prior: float = 0.0) -> PayoffTracker:
+    """An empty tracker: no games, every payoff at the ``prior`` (default 0, a draw)."""
     zeros = jnp.zeros((num_players, num_players), jnp.float32)
-    return PayoffTracker(counts=zeros, mean=zeros)
+    return PayoffTracker(counts=zeros, mean=jnp.full_like(zeros, prior))
 
 
 def update_payoff(
@@ -261,17 +262,25 @@ def update_payoff(
     finished_mask: Array,
     *,
     decay: float = 1.0,
+    prior: float = 0.0,
+    prior_games: float = 0.0,
 ) -> PayoffTracker:
     """Add a batch of games [B] to the tracker; unfinished games are ignored.
 
-    ``results`` is +1 / 0 / −1 from White's point of view. With per-pair batch count c and
-    batch result sum s (scatter-added over finished games only):
+    ``results`` is +1 / 0 / −1 from White's point of view. Per pair, with ``S`` and ``C``
+    the decayed sum and count of results so far, ``c`` and ``s`` the batch's count and
+    sum (scatter-added over finished games), ``w = prior_games`` and ``p = prior``:
 
-        counts' = decay · counts + c
-        mean'   = (decay · counts · mean + s) / counts'     (mean kept where counts' = 0)
+        C' = decay · C + c,   S' = decay · S + s
+        M' = (S' + w p) / (C' + w)        (M kept where C' + w = 0, i.e. at p: never played)
 
-    ``decay`` = 1 gives the exact running mean over all games; ``decay`` < 1 weighs a
-    game k batches old by decay^k, letting the payoff follow players that keep learning.
+    ``decay`` = 1 and ``w`` = 0 give the exact running mean over all games (the
+    default); ``decay`` < 1 weighs a game k batches old by decay^k, so the payoff follows
+    players that keep learning; ``w`` > 0 counts the prior as ``w`` games, so a pair's
+    estimate moves from ``p`` towards its results as they come, and drifts back to ``p``
+    once the pair stops being played (its decayed count shrinks). ``S`` is not stored:
+    ``S = M (C + w) − w p`` recovers it, so ``prior`` and ``prior_games`` must be the
+    values the tracker was built and updated with (``init_payoff(n, prior=p)``).
     """
     n = tracker.counts.shape[0]
     chex.assert_shape([tracker.counts, tracker.mean], (n, n))
@@ -284,7 +293,10 @@ def update_payoff(
         weight * jnp.asarray(results, jnp.float32), pair, num_segments=n * n
     ).reshape(n, n)
     old_counts = decay * tracker.counts
+    # decay · S = decay · (M (C + w) − w p), written so that w = 0 adds exact zeros.
+    old_sums = old_counts * tracker.mean + decay * prior_games * (tracker.mean - prior)
     counts = old_counts + batch_counts
-    safe = jnp.where(counts > 0, counts, 1.0)
-    mean = jnp.where(counts > 0, (old_counts * tracker.mean + batch_sums) / safe, tracker.mean)
+    total = counts + prior_games
+    safe = jnp.where(total > 0, total, 1.0)
+    mean = jnp.where(total > 0, (old_sums + batch_sums + prior_games * prior) / safe, tracker.mean)
     return PayoffTracker(counts=counts, mean=mean)

@@ -232,12 +232,18 @@ def search_policy(
     player: int,
     lam: float = 1.0,
     sample_plies: int = 0,
+    feature_fn: Optional[Callable[[pgx.core.State], Array]] = None,
+    intrinsic_reward_fn: Optional[search_lib.IntrinsicRewardFn] = None,
+    hook_params: Any = None,
 ) -> Policy:
     """The trained agent as one fixed team player: search without noise, most-visited move.
 
     ``params`` of the returned policy are the network parameters. The search runs as in
     evaluation (SPEC §1.8: no Dirichlet or Gumbel noise) with the latent of ``player``
-    and its ``λ`` conditioning every network call; the move is the most-visited root
+    and its ``λ`` conditioning every network call; with the intrinsic-reward hook
+    (``feature_fn``, ``intrinsic_reward_fn``, ``hook_params``: ``Team.search_hook``) and
+    the player's ``λ_i`` it searches as in self-play (SPEC §2); ``player``, ``lam`` and
+    ``hook_params`` may be traced values. The move is the most-visited root
     action, ties broken by the higher root Q, then uniformly at random (Gumbel's
     sequential halving ends with its finalists on equal visits, so the value decides).
 
@@ -255,7 +261,8 @@ def search_policy(
         out = search_lib.run_search(
             env, apply_fn, params, search_key, state,
             jnp.full((batch,), player, jnp.int32), jnp.full((batch,), lam, jnp.float32),
-            config=search_config, add_noise=False)
+            config=search_config, add_noise=False, feature_fn=feature_fn, intrinsic_reward_fn=intrinsic_reward_fn,
+            hook_params=hook_params)
         visits = jnp.where(state.legal_action_mask, out.visits, -1)
         most_visited = visits == visits.max(axis=-1, keepdims=True)
         q = jnp.where(most_visited, out.qvalues, -jnp.inf)

@@ -15,6 +15,10 @@ plays that player's move (SPEC §1.10). For player ``j`` with root statistics
 ``max_over_latents`` is the oracle score — solved if any player solved it — an upper
 bound of every rule. ``homogeneous_search`` is the control: latent 0 searched ``k`` times.
 
+Each player searches with its own ``λ_i`` (``λ_0 = 1``) and, given the hook, the
+intrinsic reward of its own ψ, as in self-play (paper §3 and Fig. 8; SPEC §2); the
+extrinsic-only search (λ = 1 for all) is the paper's ablation.
+
 Rules are written for one position (fields ``[n, A]`` / ``[n]``) and vmapped by
 ``team_move``. Ties go to the lowest player / action index.
 """
@@ -186,18 +190,35 @@ def _untile(x: Array, n: int) -> Array:
 def _searched_team(
     env: pgx.core.Env, apply_fn: search_lib.ApplyFn, params: Any, rng_key: Array, positions: pgx.core.State,
     players: Array, lam: Array, *, config: search_lib.SearchConfig, add_noise: bool,
+    feature_fn: Optional[Callable] = None, intrinsic_reward_fn: Optional[search_lib.IntrinsicRewardFn] = None,
+    hook_params: Any = None,
 ) -> TeamSearch:
     n = players.shape[0]
     batch = positions.current_player.shape[0]
     out = search_lib.run_search(
         env, apply_fn, params, rng_key, _tile(positions, n),
-        jnp.repeat(players, batch), jnp.repeat(lam, batch), config=config, add_noise=add_noise)
+        jnp.repeat(players, batch), jnp.repeat(lam, batch), config=config, add_noise=add_noise,
+        feature_fn=feature_fn, intrinsic_reward_fn=intrinsic_reward_fn, hook_params=hook_params)
     flat = search_lib.root_statistics(out, config=config)
     stats = TeamRootStatistics(*(_untile(x, n) for x in flat))
     per_player = jax.vmap(jax.vmap(most_visited_action))(stats.visits, stats.q)
     per_player_lcb = jax.vmap(jax.vmap(lcb_action))(stats.q, stats.u, stats.visited)
     return TeamSearch(stats=stats, players=players, network_value=_untile(out.value, n),
                       most_visited_action=per_player, lcb_action=per_player_lcb)
+
+
+def player_lambdas(lam: Union[float, Array], players: Array, num_players: int) -> Array:
+    """λ of each searched player, ``[len(players)]``.
+
+    ``lam`` is either one λ for the players i > 0 — latent 0 is plain AlphaZero and
+    searches with ``λ_0 = 1`` whatever ``lam`` is (paper §3) — or ``[num_players]``
+    values indexed by latent id (e.g. ``Team.search_lambdas``).
+    """
+    lam = jnp.asarray(lam, jnp.float32)
+    if lam.ndim == 0:
+        return jnp.where(players == 0, 1.0, lam)
+    chex.assert_shape(lam, (num_players,))
+    return lam[players]
 
 
 def team_search(
@@ -208,11 +229,18 @@ def team_search(
     positions: pgx.core.State,
     *,
     num_players: int,
-    lam: Union[float, Array],
+    lam: Union[float, Array] = 1.0,
     config: search_lib.SearchConfig,
     players: Optional[Array] = None,
+    feature_fn: Optional[Callable] = None,
+    intrinsic_reward_fn: Optional[search_lib.IntrinsicRewardFn] = None,
+    hook_params: Any = None,
 ) -> TeamSearch:
     """Searches every position once per team player, in one batched search without noise.
+
+    Each player searches as it does in self-play (paper §3, SPEC §2) when given its
+    ``λ_i`` and the intrinsic-reward hook (``Team.search_lambdas``, ``Team.search_hook``);
+    with λ = 1 for all (the default) every search is plain AlphaZero's.
 
     Args:
       env, apply_fn, params: the game and the network, as in ``search.run_search``.
@@ -220,8 +248,11 @@ def team_search(
       positions: batched pgx State [B]; none terminal.
       num_players: team size; the searched latents are ``0..num_players-1`` unless
         ``players`` [n] picks a subset/order.
-      lam: λ_j per searched player, [n] or a scalar for all.
+      lam: λ per latent, ``[num_players]``, or one λ for latents i > 0 (latent 0 always
+        searches with λ_0 = 1); see ``player_lambdas``.
       config: search settings (evaluation: no root noise, SPEC §1.8).
+      feature_fn, intrinsic_reward_fn, hook_params: the intrinsic reward, as in
+        ``search.run_search`` (its ``player`` argument is the latent id).
 
     Returns:
       ``TeamSearch`` with statistics [B, n, A] / [B, n] and each player's moves [B, n].
@@ -230,8 +261,9 @@ def team_search(
         players = jnp.arange(num_players, dtype=jnp.int32)
     players = jnp.asarray(players, jnp.int32)
     chex.assert_rank(players, 1)
-    lam = jnp.broadcast_to(jnp.asarray(lam, jnp.float32), players.shape)
-    return _searched_team(env, apply_fn, params, rng_key, positions, players, lam, config=config, add_noise=False)
+    return _searched_team(env, apply_fn, params, rng_key, positions, players,
+                          player_lambdas(lam, players, num_players), config=config, add_noise=False,
+                          feature_fn=feature_fn, intrinsic_reward_fn=intrinsic_reward_fn, hook_params=hook_params)
 
 
 def homogeneous_search(
@@ -254,6 +286,10 @@ def homogeneous_search(
     drawn per batch item from the consumed ``rng_key``. Without root noise a PUCT search
     varies only by mctx's tiny tie-breaking noise, hence the default ``add_noise=True``
     (Dirichlet for PUCT, Gumbel for Gumbel search).
+
+    Latent 0 is plain AlphaZero (``λ_0 = 1``, the default ``lam``): its search has no
+    intrinsic terms, so the control is the same whether the team searches as in
+    self-play or extrinsic-only, and it takes no intrinsic-reward hook.
     """
     if not (isinstance(num_copies, int) and num_copies >= 1):
         raise ValueError(f"num_copies must be an int >= 1, got {num_copies!r}")
@@ -266,5 +302,5 @@ def homogeneous_search(
 __all__ = [
     "TeamRootStatistics", "TeamSearch", "SELECTION_RULES", "MOVES", "team_search", "homogeneous_search",
     "select_visit", "select_value", "select_lcb", "select_gap", "select_player", "get_rule", "team_move",
-    "most_visited_action", "lcb_action", "max_over_latents", "solved_by",
+    "most_visited_action", "lcb_action", "max_over_latents", "solved_by", "player_lambdas",
 ]

@@ -4,6 +4,10 @@ demo        CPU, about ten minutes: a team of 2 on connect four with a small net
 demo_chess  CPU, a few minutes: a team of 2 on chess with a tiny network and few
             simulations. It learns little; it makes chess checkpoints for trying the
             evaluation scripts (puzzles, matches with PGN, opening diversity) on a CPU.
+gardner_cpu CPU, about an hour on 2 cores: a team of 3 (λ = 0.9, PSRO-Nash) on Gardner's
+            5x5 chess, Gumbel search (32 simulations), evaluated every 10 iterations
+            for player 0 against random and the depth-2 legal-move minimax, games
+            capped at 100 plies and adjudicated by material (docs/results.md).
 az_fast     the paper's "fast" setup (§4 Setup) with one player: chess, batch 1024,
             every position stored, 400 simulations; for accelerators.
 azdb_fast   the same with a team of 5 and PSRO-Nash matchmaking.
@@ -11,21 +15,42 @@ az_full     the paper's "full" setup with one player: batch 4096, 10% of positio
             stored, 1M-position replay, 1.6M learner steps, 400 simulations.
 azdb_full   the same with a team of 10.
 
+Self-play from puzzle positions (paper §4.2, Table 1; App. C.3), each ``az_fast`` with
+start positions (``config.StartPositionsConfig``): a new game starts from the usual
+initial position with probability 0.5, else from a puzzle position drawn uniformly,
+with its half-move clock set to 0 as in the paper; the chess move generator covers 32
+pieces a side (seven Penrose positions have more than 16):
+az_puzzles              row (2): the Penrose and Challenge sets (``sources=("paper",)``).
+az_puzzles_random_split row (3): the Penrose set, 17 of its 53 puzzles held out at
+                        random (written to ``<workdir>/start_positions/`` for evaluation).
+az_puzzles_ood          row (4): the Penrose set without the original Penrose position
+                        and its 16 variations (Tables 7-11), which are held out.
+az_puzzles_intermediate row (5): row (2) plus the positions along each puzzle's solution
+                        line. The paper's list publishes no solutions, so add a source
+                        with lines (EPD ``pv`` or Lichess ``Moves``), e.g.
+                        ``--override='start_positions.sources=["paper","lines.epd"]'``;
+                        without one the run stops with that message.
+
 AlphaZero's chess network (256 channels, 19 residual blocks) and optimiser (SGD with
-momentum 0.9, learning rate 0.2 dropped tenfold three times, weight decay 1e-4 as L2
-on the weights) are used for the paper's setups. Self-play width (games x plies per
-iteration) and learner steps per iteration are starting points for one accelerator
+momentum 0.9, learning rate 0.2 dropped tenfold three times, L2 regularisation
+c‖θ‖² with c = 1e-4, which is ``weight_decay=2e-4`` for our SGD: see
+``azdb_jax.learner``) are used for the paper's setups. Self-play width (games x plies
+per iteration) and learner steps per iteration are starting points for one accelerator
 host; scale ``selfplay.num_games`` with the number of devices.
 """
 
+import dataclasses
 from typing import Callable, Dict
 
-from azdb_jax.config import EnvConfig, RunConfig, TeamConfig, TrainConfig
+from azdb_jax.config import EnvConfig, RunConfig, StartPositionsConfig, TeamConfig, TrainConfig
 from azdb_jax.learner import LearnerConfig
 from azdb_jax.networks import NetworkConfig
 from azdb_jax.replay import ReplayConfig
 from azdb_jax.search import SearchConfig
 from azdb_jax.selfplay import SelfPlayConfig
+
+
+ALPHAZERO_L2 = 1e-4  # c of AlphaZero's c‖θ‖² term
 
 
 def demo() -> TrainConfig:
@@ -56,6 +81,27 @@ def demo_chess() -> TrainConfig:
     )
 
 
+def gardner_cpu() -> TrainConfig:
+    # Gumbel search, not PUCT: with 24-32 simulations and a peaked prior, PUCT rarely
+    # visits a low-prior mating move, self-play drifts into repetition draws (z = 0) and
+    # the network stops learning; Gumbel's sequential halving visits 16 sampled moves at
+    # the root whatever their prior (docs/results.md, "Gardner chess").
+    return TrainConfig(
+        env=EnvConfig(name="gardner_chess"),
+        team=TeamConfig(num_players=3, lam=0.9, matchmaker="psro_nash"),
+        network=NetworkConfig(channels=32, num_blocks=3, value_hidden=32),
+        search=SearchConfig(algorithm="gumbel", num_simulations=32, max_num_considered_actions=16, unvisited_q=0.0),
+        # Windows of 48 plies: a transition's result is known if its game ends within the
+        # next 2T - t - 1 plies, and Gardner games run 25-60 plies early in training.
+        selfplay=SelfPlayConfig(num_games=64, num_plies=48, sample_plies=8),
+        replay=ReplayConfig(capacity=40_000),
+        learner=LearnerConfig(optimizer="adamw", learning_rate=2e-3, weight_decay=1e-4),
+        run=RunConfig(num_iterations=150, learner_steps=12, batch_size=256, eval_every=10, eval_games=32,
+                      eval_simulations=32, eval_players=1, eval_max_plies=100, eval_adjudication="material",
+                      checkpoint_every=10, keep_checkpoints=20),
+    )
+
+
 def _chess(num_players: int, *, full: bool) -> TrainConfig:
     steps = 1_600_000
     return TrainConfig(
@@ -67,7 +113,8 @@ def _chess(num_players: int, *, full: bool) -> TrainConfig:
         search=SearchConfig(num_simulations=400),
         selfplay=SelfPlayConfig(num_games=512, num_plies=32, sample_plies=30),
         replay=ReplayConfig(capacity=1_000_000, observation_dtype="float16"),
-        learner=LearnerConfig(optimizer="sgd", learning_rate=0.2, momentum=0.9, weight_decay=1e-4,
+        # AlphaZero's c‖θ‖², c = 1e-4 (Silver et al. 2018, Eq. 1): gradient 2c·θ, so weight_decay = 2c.
+        learner=LearnerConfig(optimizer="sgd", learning_rate=0.2, momentum=0.9, weight_decay=ALPHAZERO_L2 * 2,
                               schedule="piecewise", boundaries=(steps // 4, steps // 2, 3 * steps // 4),
                               boundary_scales=(0.1, 0.1, 0.1), history_dropout=0.2),
         run=RunConfig(
@@ -79,13 +126,25 @@ def _chess(num_players: int, *, full: bool) -> TrainConfig:
     )
 
 
+def _puzzles(**start_positions) -> TrainConfig:
+    """``az_fast`` starting half its games from puzzle positions (Table 1, App. C.3)."""
+    base = _chess(1, full=False)
+    start = StartPositionsConfig(initial_prob=0.5, halfmove_clocks=(0,), **start_positions)
+    return dataclasses.replace(base, env=EnvConfig(name="chess", max_pieces=32), start_positions=start)
+
+
 PRESETS: Dict[str, Callable[[], TrainConfig]] = {
     "demo": demo,
     "demo_chess": demo_chess,
+    "gardner_cpu": gardner_cpu,
     "az_fast": lambda: _chess(1, full=False),
     "azdb_fast": lambda: _chess(5, full=False),
     "az_full": lambda: _chess(1, full=True),
     "azdb_full": lambda: _chess(10, full=True),
+    "az_puzzles": lambda: _puzzles(sources=("paper",)),
+    "az_puzzles_random_split": lambda: _puzzles(sources=("paper:penrose",), split="random", test_count=17),
+    "az_puzzles_ood": lambda: _puzzles(sources=("paper:penrose",), split="group", heldout_group="penrose_variation_2"),
+    "az_puzzles_intermediate": lambda: _puzzles(sources=("paper",), intermediate=True),
 }
 
 

@@ -21,6 +21,10 @@ from azdb_jax import adjudication, arena, checkpoint, diversity, features, learn
 from azdb_jax import config as config_lib
 from azdb_jax.evaluation import reports
 from azdb_jax import sharding, trainer
+from azdb_jax.envs import start_positions
+
+# Metric fields that hold wall-clock seconds: the only ones a resumed run does not repeat.
+WALL_CLOCK_FIELDS = ("iteration_seconds", "eval_seconds")
 
 # Longest game per env, for evaluation games (pgx's own caps for the chess variants).
 MAX_PLIES = {"chess": 512, "gardner_chess": 256, "connect_four": 42, "tic_tac_toe": 9}
@@ -30,7 +34,13 @@ def max_plies(env) -> int:
     return sum(env.initial_heaps) if env.id == "nim" else MAX_PLIES[env.id]
 
 
-def build_components(config: config_lib.TrainConfig) -> trainer.Components:
+def build_components(config: config_lib.TrainConfig, workdir=None) -> trainer.Components:
+    """The static parts of a run (``trainer.Components``) from its config.
+
+    With start positions (``config.start_positions``), ``workdir`` is where the run keeps
+    them: a fresh run writes its train and held-out positions there, later calls read
+    them back (``envs.start_positions.prepare``).
+    """
     env = config.env.make()
     team = config.team
     network = networks.make_network(config.network, num_actions=env.num_actions, num_players=team.num_players,
@@ -55,6 +65,8 @@ def build_components(config: config_lib.TrainConfig) -> trainer.Components:
         batch_size=config.run.batch_size,
         learner_steps=config.run.learner_steps,
         diversity_config=config.diversity,
+        init_fn=start_positions.make_init_fn(env, config.start_positions, workdir),
+        payoff_config=config.payoff,
     )
 
 
@@ -66,6 +78,14 @@ def load_run_config(workdir: pathlib.Path) -> config_lib.TrainConfig:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no config.json, so {workdir} holds no run to resume")
     return config_lib.from_json(path.read_text(), source=str(path))
+
+
+def read_metrics(workdir, *, wall_clock: bool = True) -> List[Dict[str, Any]]:
+    """The records of ``<workdir>/metrics.jsonl`` in order; ``wall_clock=False`` drops the
+    ``WALL_CLOCK_FIELDS`` (so a resumed run's records equal an uninterrupted run's)."""
+    lines = (pathlib.Path(workdir) / "metrics.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    return records if wall_clock else [{k: v for k, v in r.items() if k not in WALL_CLOCK_FIELDS} for r in records]
 
 
 class MetricsLog:
@@ -127,6 +147,9 @@ def _save_graph(workdir: pathlib.Path, iteration: int, graph, payoff, name: str)
 class Evaluator:
     """Plays team players against fixed opponents and the previous evaluation's network.
 
+    Each player searches as in self-play (SPEC §2): its latent, its ``λ_i`` and, when the
+    run's searches carry it, the intrinsic reward of the ψ that goes with the network
+    (the current ψ for the current network; the previous network plays with its own).
     Games end by the game's rules or at ``run.eval_max_plies``, where
     ``run.eval_adjudication`` scores them (``azdb_jax.adjudication``); ``run.eval_players``
     limits the players evaluated. Each record carries the evaluation's wall time.
@@ -139,11 +162,17 @@ class Evaluator:
         search_config = config_lib.dataclasses.replace(config.search, num_simulations=config.run.eval_simulations)
         cap = config.run.eval_max_plies or max_plies(env)
         adjudicate = adjudication.adjudicator(env, config.run.eval_adjudication)
+        lambdas = jnp.asarray(components.lambdas)
+        with_reward = components.diverse and config.diversity.in_search
+        reward_fn = functools.partial(diversity.team_intrinsic_reward, l0=config.diversity.l0) if with_reward else None
+        feature_fn = components.feature_fn if with_reward else None
 
         def agent(params, rng_key, state):
-            net_params, player = params
-            return opponents.search_policy(env, components.network.apply, search_config, player=player)(
-                net_params, rng_key, state)
+            net_params, psi, player = params
+            return opponents.search_policy(
+                env, components.network.apply, search_config, player=player, lam=lambdas[player],
+                feature_fn=feature_fn, intrinsic_reward_fn=reward_fn, hook_params=psi if with_reward else None,
+            )(net_params, rng_key, state)
 
         fixed = opponents.opponents_for(env.id, env)
         self._games = {}
@@ -151,26 +180,30 @@ class Evaluator:
             play = functools.partial(arena.play_games, env, agent, policy_b=opponent, num_games=self.num_games,
                                      max_plies=cap, adjudicate=adjudicate)
             self._games[name] = jax.jit(lambda pa, pb, key, play=play: play(params_a=pa, params_b=pb, rng_key=key))
-        self.previous = None
+        self.previous = None  # the previous evaluation's network parameters
+        self.previous_psi = None  # [n, F] the ψ that went with them
         num_players = components.lambdas.shape[0]
         self.players = list(range(min(config.run.eval_players or num_players, num_players)))
 
-    def __call__(self, params, rng_key, iteration: int) -> List[Dict[str, Any]]:
+    def __call__(self, params, rng_key, iteration: int, psi) -> List[Dict[str, Any]]:
+        """Evaluates ``params`` with the team's expected features ``psi`` [n, F]."""
         start = time.perf_counter()
         records = []
         for player in self.players:
             for name, play in self._games.items():
                 if name == "previous" and self.previous is None:
                     continue
-                opponent_params = (self.previous, jnp.int32(player)) if name == "previous" else None
+                opponent_params = ((self.previous, self.previous_psi, jnp.int32(player)) if name == "previous"
+                                   else None)
                 rng_key, key = jax.random.split(rng_key)
-                results = jax.device_get(play((params, jnp.int32(player)), opponent_params, key))
+                results = jax.device_get(play((params, psi, jnp.int32(player)), opponent_params, key))
                 summary = arena.summarize(results)
                 records.append(dict(kind="eval", iteration=iteration, player=player, opponent=name,
                                     wins=summary["wins"], draws=summary["draws"], losses=summary["losses"],
                                     score=summary["score"], unfinished=summary["unfinished"],
                                     adjudicated=summary["adjudicated"], mean_length=summary["mean_length"]))
         self.previous = jax.tree.map(jnp.copy, params)  # the live params are donated to the next iteration
+        self.previous_psi = jnp.copy(psi)
         seconds = round(time.perf_counter() - start, 2)
         for record in records:
             record["eval_seconds"] = seconds
@@ -184,12 +217,14 @@ def _with_shardings(abstract: Any, shardings: Any) -> Any:
     return jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, shardings)
 
 
-def _to_run_state(state: trainer.TrainerState, previous_params: Any, with_replay: bool) -> checkpoint.RunState:
-    """A trainer state (plus the evaluator's previous network) as a checkpoint."""
+def _to_run_state(state: trainer.TrainerState, previous_params: Any, with_replay: bool,
+                  previous_psi: Any = None) -> checkpoint.RunState:
+    """A trainer state (plus the evaluator's previous network and its ψ) as a checkpoint."""
     has_previous = previous_params is not None
     extra = dict(games=state.games, pending=state.pending, payoff=state.payoff, iteration=state.iteration,
                  expected_features=state.expected_features,
                  previous_params=previous_params if has_previous else state.train_state.params,
+                 previous_psi=previous_psi if has_previous and previous_psi is not None else state.expected_features.psi,
                  has_previous=jnp.asarray(has_previous))
     return checkpoint.RunState(params=state.train_state.params, opt_state=state.train_state.opt_state,
                                step=state.train_state.step, rng_key=state.rng_key,
@@ -198,7 +233,9 @@ def _to_run_state(state: trainer.TrainerState, previous_params: Any, with_replay
 
 def _from_run_state(run_state: checkpoint.RunState, abstract_for_replay: Optional[trainer.TrainerState],
                     shardings: Any):
-    """Inverse of ``_to_run_state``; an unsaved replay buffer comes back empty."""
+    """Inverse of ``_to_run_state``: (trainer state, previous params or None, their ψ or None).
+
+    An unsaved replay buffer comes back empty."""
     extra = run_state.extra
     replay_state = run_state.replay
     if replay_state is None:  # the run chose not to checkpoint its buffer: restart it empty
@@ -208,21 +245,36 @@ def _from_run_state(run_state: checkpoint.RunState, abstract_for_replay: Optiona
         train_state=learner.TrainState(params=run_state.params, opt_state=run_state.opt_state, step=run_state.step),
         replay=replay_state, games=extra["games"], pending=extra["pending"], payoff=extra["payoff"],
         expected_features=extra["expected_features"], rng_key=run_state.rng_key, iteration=extra["iteration"])
-    previous = extra["previous_params"] if bool(extra["has_previous"]) else None
-    return state, previous
+    has_previous = bool(extra["has_previous"])
+    previous = extra["previous_params"] if has_previous else None
+    return state, previous, extra["previous_psi"] if has_previous else None
+
+
+def _restore(manager: checkpoint.RunCheckpointer, step: Optional[int], target: checkpoint.RunState,
+             config: config_lib.TrainConfig) -> checkpoint.RunState:
+    """``manager.restore``, also for checkpoints written before the evaluator kept the previous
+    network's ψ: their previous network then plays with the restored ψ."""
+    try:
+        return manager.restore(step, target=target, config=config)
+    except checkpoint.CheckpointError as e:
+        if "extra/previous_psi" not in str(e):
+            raise
+    extra = {name: value for name, value in target.extra.items() if name != "previous_psi"}
+    restored = manager.restore(step, target=target._replace(extra=extra), config=config)
+    return restored._replace(extra=dict(restored.extra, previous_psi=restored.extra["expected_features"].psi))
 
 
 def load_run(workdir, step: Optional[int] = None):
     """(config, components, trainer state) of a saved run, at ``step`` (default: latest)."""
     workdir = pathlib.Path(workdir)
     config = load_run_config(workdir)
-    components = build_components(config)
+    components = build_components(config, workdir)
     abstract = jax.eval_shape(functools.partial(trainer.init_trainer, components), jax.random.PRNGKey(0))
     with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
         target = _to_run_state(abstract, abstract.train_state.params, config.run.checkpoint_replay)
-        restored = manager.restore(step, target=target, config=config)
-    state, _ = _from_run_state(restored, abstract if not config.run.checkpoint_replay else None,
-                               sharding.trainer_state_shardings(sharding.make_mesh(1), abstract))
+        restored = _restore(manager, step, target, config)
+    state, _, _ = _from_run_state(restored, abstract if not config.run.checkpoint_replay else None,
+                                  sharding.trainer_state_shardings(sharding.make_mesh(1), abstract))
     return config, components, state
 
 
@@ -246,7 +298,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
     else:
         reports.write_atomic(workdir / "config.json", config_lib.to_json(config))
 
-    components = build_components(config)
+    components = build_components(config, workdir)
     mesh = sharding.make_mesh(config.run.num_devices or None)
     sharding.check_divisible(mesh, config.selfplay.num_games, config.run.batch_size)
     seed_key = jax.random.PRNGKey(config.run.seed)
@@ -260,11 +312,11 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
             raise FileNotFoundError(f"{workdir}/checkpoints: no checkpoint to resume from")
         target = _to_run_state(_with_shardings(abstract, shardings), _with_shardings(
             abstract.train_state.params, shardings.train_state.params), config.run.checkpoint_replay)
-        restored = manager.restore(step, target=target, config=config)
-        state, previous = _from_run_state(restored, abstract if not config.run.checkpoint_replay else None,
-                                          shardings)
+        restored = _restore(manager, step, target, config)
+        state, previous, previous_psi = _from_run_state(
+            restored, abstract if not config.run.checkpoint_replay else None, shardings)
         if evaluator is not None:
-            evaluator.previous = previous
+            evaluator.previous, evaluator.previous_psi = previous, previous_psi
     else:
         state = jax.jit(functools.partial(trainer.init_trainer, components), out_shardings=shardings)(seed_key)
     start = int(state.iteration)
@@ -292,14 +344,16 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
         bar.set_postfix(loss=f"{metrics['loss']:.3f}", games=int(metrics["games_finished"]))
         if evaluator is not None and (iteration % config.run.eval_every == 0 or iteration == config.run.num_iterations):
             eval_key = jax.random.fold_in(jax.random.PRNGKey(config.run.seed + 1), iteration)
-            eval_records = evaluator(state.train_state.params, eval_key, iteration)
+            eval_records = evaluator(state.train_state.params, eval_key, iteration, state.expected_features.psi)
             for record in eval_records:
                 log.write(record)
         if (config.run.checkpoint_every and iteration % config.run.checkpoint_every == 0) or iteration == last:
             _save_psi(workdir, iteration, state.expected_features)
             _save_graph(workdir, iteration, graph_fn(state.payoff.mean), state.payoff, config.team.matchmaker)
             previous = evaluator.previous if evaluator is not None else None
-            manager.save(iteration, _to_run_state(state, previous, config.run.checkpoint_replay), config=config)
+            previous_psi = evaluator.previous_psi if evaluator is not None else None
+            manager.save(iteration, _to_run_state(state, previous, config.run.checkpoint_replay, previous_psi),
+                         config=config)
     log.close()
     manager.close()
     return dict(iterations=int(state.iteration), seconds=round(time.perf_counter() - t0, 1),

@@ -21,7 +21,7 @@ import pgx.core
 from azdb_jax import diversity
 from azdb_jax import learner as learner_lib
 from azdb_jax import matchmaking, networks, replay, selfplay, targets
-from azdb_jax.config import DiversityConfig
+from azdb_jax.config import DiversityConfig, PayoffConfig
 from azdb_jax import search as search_lib
 from azdb_jax.envs.autoreset import InitFn
 
@@ -72,6 +72,7 @@ class Components(NamedTuple):
     learner_steps: int
     diversity_config: DiversityConfig = DiversityConfig()
     init_fn: Optional[InitFn] = None
+    payoff_config: PayoffConfig = PayoffConfig()  # how the matchmakers' payoff matrix is estimated
 
     @property
     def diverse(self) -> bool:
@@ -88,7 +89,7 @@ def init_trainer(components: Components, rng_key: Array) -> TrainerState:
     c = components
     net_key, games_key, run_key = jax.random.split(rng_key, 3)
     num_players = c.lambdas.shape[0]
-    payoff = matchmaking.init_payoff(num_players)
+    payoff = matchmaking.init_payoff(num_players, prior=c.payoff_config.prior)
     num_features = jax.eval_shape(c.feature_fn, jax.eval_shape(c.env.init, rng_key)).shape[-1]
     expected_features = diversity.init_expected_features(num_players, num_features)
     games = selfplay.init_selfplay(c.env, games_key, num_games=c.selfplay_config.num_games,
@@ -159,13 +160,15 @@ def _examples(c: Components, pending: selfplay.Transition, current: selfplay.Tra
     return _WindowExamples(flat, trainable.reshape(-1), z.valid)
 
 
-def _payoff_update(payoff: matchmaking.PayoffTracker, window: selfplay.Transition) -> matchmaking.PayoffTracker:
-    """Adds the games that ended in ``window`` ([T, B]) to the payoff matrix."""
+def _payoff_update(payoff: matchmaking.PayoffTracker, window: selfplay.Transition,
+                   config: PayoffConfig = PayoffConfig()) -> matchmaking.PayoffTracker:
+    """Adds the games that ended in ``window`` ([T, B]) to the payoff matrix (one decay step)."""
     white_seat = jnp.where(window.is_white, window.mover, 1 - window.mover)
     white_result = jnp.take_along_axis(window.rewards, white_seat[..., None], axis=-1)[..., 0]
     flat = lambda x: x.reshape(-1)  # noqa: E731
     return matchmaking.update_payoff(payoff, flat(window.white_player), flat(window.black_player),
-                                     flat(white_result), flat(window.terminated))
+                                     flat(white_result), flat(window.terminated), decay=config.decay,
+                                     prior=config.prior, prior_games=config.prior_games)
 
 
 def selfplay_phase(components: Components, state: TrainerState) -> tuple[TrainerState, Dict[str, Array]]:
@@ -198,7 +201,7 @@ def selfplay_phase(components: Components, state: TrainerState) -> tuple[Trainer
         replay=buffer,
         games=games,
         pending=current,
-        payoff=_payoff_update(state.payoff, current),
+        payoff=_payoff_update(state.payoff, current, c.payoff_config),
         rng_key=key,
         iteration=state.iteration + 1,
     )

@@ -11,6 +11,10 @@ table and JSON:
   (c) how differently the players move: over --positions positions (random openings
       of 0-6 plies), the mean number of distinct moves chosen by the team's players
       (most-visited move of a noiseless search with --simulations).
+
+The players search as in self-play (their λ_i, the intrinsic reward of the checkpoint's
+ψ, v_d at the leaves; SPEC §2); --extrinsic_only searches with λ = 1 for every player,
+the paper's ablation (Fig. 8 dashed), and the report says so.
 """
 
 import json
@@ -26,8 +30,8 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import arena, opponents, ratings  # noqa: E402
-from azdb_jax import search as search_lib  # noqa: E402
 from azdb_jax import runner  # noqa: E402
+from azdb_jax.evaluation import loading, matches  # noqa: E402
 
 _RUNS = flags.DEFINE_list("runs", [], "name=workdir pairs.")
 _REFERENCE = flags.DEFINE_string("reference", "minimax2", "Fixed opponent (azdb_jax.opponents.opponents_for).")
@@ -35,6 +39,9 @@ _GAMES = flags.DEFINE_integer("games", 200, "Games against the reference (even).
 _POSITIONS = flags.DEFINE_integer("positions", 200, "Positions for the move-choice comparison.")
 _SIMULATIONS = flags.DEFINE_integer("simulations", 24, "Search simulations in evaluation.")
 _SEED = flags.DEFINE_integer("seed", 123, "Evaluation seed.")
+_EXTRINSIC_ONLY = flags.DEFINE_bool("extrinsic_only", False,
+                                    "Search with λ = 1 for every player (the paper's ablation, Fig. 8 dashed) "
+                                    "instead of as in self-play.")
 
 
 def _distances(workdir: pathlib.Path) -> Dict[int, list]:
@@ -67,11 +74,9 @@ def _random_openings(env, key, count: int):
 
 
 def report_run(name: str, workdir: pathlib.Path) -> dict:
-    config, components, state = runner.load_run(workdir)
-    env, network = components.env, components.network
-    params = state.train_state.params
-    n = config.team.num_players
-    search_config = search_lib.SearchConfig(num_simulations=_SIMULATIONS.value)
+    config = runner.load_run_config(workdir)
+    team = loading.load_team(workdir, num_simulations=_SIMULATIONS.value, extrinsic_only=_EXTRINSIC_ONLY.value)
+    env, params, n = team.env, team.params, team.num_players
     key = jax.random.PRNGKey(_SEED.value)
 
     # (a) distances over training
@@ -80,7 +85,7 @@ def report_run(name: str, workdir: pathlib.Path) -> dict:
     checkpoints = sorted({1, *range(0, last + 1, max(1, last // 6)), last} & set(distances))
 
     # (b) player 0 against the reference
-    agent = opponents.search_policy(env, network.apply, search_config, player=0)
+    agent = matches.player_agent(team, 0)
     reference = opponents.opponents_for(env.id, env)[_REFERENCE.value]
     play = jax.jit(lambda p, k: arena.play_games(env, agent, p, reference, None, k, num_games=_GAMES.value,
                                                  max_plies=runner.max_plies(env)))
@@ -93,12 +98,13 @@ def report_run(name: str, workdir: pathlib.Path) -> dict:
     positions = _random_openings(env, jax.random.fold_in(key, 1), _POSITIONS.value)
     moves = []
     for player in range(n):
-        policy = opponents.search_policy(env, network.apply, search_config, player=player)
+        policy = matches.player_agent(team, player)
         moves.append(np.asarray(jax.jit(policy)(params, jax.random.fold_in(key, 2), positions)))
     moves = np.stack(moves)  # [n, P]
     distinct = np.array([len(set(moves[:, p])) for p in range(moves.shape[1])])
     return dict(
-        run=name, workdir=str(workdir), num_players=n, lam=config.team.lam, l0=config.diversity.l0,
+        run=name, workdir=str(workdir), search=team.search_mode, search_note=team.search_description()["search_note"],
+        num_players=n, lam=config.team.lam, l0=config.diversity.l0,
         ema_rate=config.diversity.ema_rate, iterations=last,
         d_by_iteration={it: [round(d, 4) for d in distances[it]] for it in checkpoints},
         final_d_mean=float(np.mean(distances[last])), final_d_min=float(np.min(distances[last])),
@@ -116,12 +122,13 @@ def main(argv):
     for item in _RUNS.value:
         name, _, workdir = item.partition("=")
         results.append(report_run(name, pathlib.Path(workdir)))
-    print("| run | n | λ | ℓ0 | final d (mean / min) | player 0 vs %s: score ± SE | distinct moves / position |"
-          % _REFERENCE.value)
-    print("|---|---|---|---|---|---|---|")
+    print("| run | search | n | λ | ℓ0 | final d (mean / min) | player 0 vs %s: score ± SE | "
+          "distinct moves / position |" % _REFERENCE.value)
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
         p0 = r["player0"]
-        print(f"| {r['run']} | {r['num_players']} | {r['lam']} | {r['l0']} | {r['final_d_mean']:.3f} / "
+        search = "extrinsic-only (ablation)" if r["search"] == "extrinsic_only" else "as in self-play"
+        print(f"| {r['run']} | {search} | {r['num_players']} | {r['lam']} | {r['l0']} | {r['final_d_mean']:.3f} / "
               f"{r['final_d_min']:.3f} | {p0['score']:.3f} ± {p0['score_se']:.3f} (W{p0['wins']} D{p0['draws']} "
               f"L{p0['losses']}) | {r['distinct_moves_mean']:.2f} |")
     print(json.dumps(results, indent=1))

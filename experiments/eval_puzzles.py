@@ -8,9 +8,14 @@
 The team is searched once per player for every position (paper §4.3, SPEC §2): the report
 has one column per player, per selection rule (``team_<rule>``), the max-over-latents
 oracle and the homogeneous control (latent 0 searched ``--homogeneous_copies`` times).
+Every player searches as in self-play (its λ_i, the intrinsic reward of the checkpoint's
+ψ, v_d at the leaves; SPEC §2); ``--extrinsic_only`` is the paper's ablation (λ = 1 for
+every player, Fig. 8 dashed), labelled as such in the JSON summary, in a ``search``
+column of the CSV and in the printed summary.
 ``--data`` defaults to the shared file of the suite under ``$AZDB_DATA_DIR`` (the paper
 list ships with azdb_jax). The report goes to ``--out`` (``<out>.json`` + ``<out>.csv``),
-by default ``<workdir>/eval/<suite>_<step>_<simulations>``.
+by default ``<workdir>/eval/<suite>_<step>_<simulations>`` (``_extrinsic_only`` appended
+for the ablation).
 """
 
 import pathlib
@@ -23,7 +28,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import planning  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax.evaluation import puzzles, solvers  # noqa: E402
-from azdb_jax.evaluation.team import Team, check_num_players  # noqa: E402
+from azdb_jax.evaluation.team import SEARCH_MODES, Team, check_num_players, label_rows  # noqa: E402
 from azdb_jax import cli  # noqa: E402
 from azdb_jax.evaluation import loading  # noqa: E402
 
@@ -36,12 +41,13 @@ def evaluate(*, suite: str, data: Optional[str] = None, team: Optional[Team] = N
              homogeneous_copies: Optional[int] = None, batch_size: int = 16, limit: Optional[int] = None,
              themes: Sequence[str] = (), engine: Optional[str] = None, engine_nodes: Optional[int] = None,
              engine_time: Optional[float] = None, stockfish: Optional[str] = None, out: Optional[str] = None,
-             seed: int = 0, progress: bool = True) -> Tuple[puzzles.PuzzleReport, pathlib.Path, pathlib.Path]:
+             seed: int = 0, extrinsic_only: bool = False, progress: bool = True) -> Tuple[puzzles.PuzzleReport, pathlib.Path, pathlib.Path]:
     """Runs one puzzle suite for a team (``team`` or loaded from ``workdir``) or an engine.
 
     Returns the report and the paths of the JSON and CSV files written. Exactly one of
     ``team``, ``workdir`` and ``engine`` says who is evaluated; ``out`` is required unless
-    a ``workdir`` gives the default place.
+    a ``workdir`` gives the default place. ``extrinsic_only`` makes the team search with
+    λ = 1 for every player (the ablation).
     """
     who = [name for name, given in (("team", team is not None), ("workdir", workdir is not None),
                                     ("engine", engine is not None)) if given]
@@ -70,11 +76,14 @@ def evaluate(*, suite: str, data: Optional[str] = None, team: Optional[Team] = N
     else:
         if workdir is not None:
             run_dir = pathlib.Path(workdir)
-            team = loading.load_team(run_dir, step=step, num_players=num_players, num_simulations=simulations)
-            default_out = run_dir / "eval" / f"{suite}_{team.step}_{team.search_config.num_simulations}"
+            team = loading.load_team(run_dir, step=step, num_players=num_players, num_simulations=simulations,
+                                     extrinsic_only=extrinsic_only)
+            default_out = run_dir / "eval" / (f"{suite}_{team.step}_{team.search_config.num_simulations}"
+                                              + ("_extrinsic_only" if extrinsic_only else ""))
         else:
             check_num_players(team, num_players, source=f"team {team.name!r}")
             team = team.with_simulations(simulations) if simulations else team
+            team = team.as_extrinsic_only() if extrinsic_only else team
             default_out = None
         if out is None and default_out is None:
             raise ValueError("out is required when the team does not come from a workdir")
@@ -85,7 +94,10 @@ def evaluate(*, suite: str, data: Optional[str] = None, team: Optional[Team] = N
         report.summary["solver"] = {"team": team.name, "num_players": team.num_players,
                                     "num_simulations": team.search_config.num_simulations,
                                     "algorithm": team.search_config.algorithm, "rules": list(solver.rules),
-                                    "move": move, "homogeneous_copies": solver.homogeneous_copies, "seed": seed}
+                                    "move": move, "homogeneous_copies": solver.homogeneous_copies, "seed": seed,
+                                    **team.search_description()}
+        report.summary.update(team.search_description())
+        report.rows[:] = label_rows(report.rows, team)
     json_path, csv_path = report.write(prefix)
     return report, json_path, csv_path
 
@@ -103,10 +115,13 @@ def main(argv: Sequence[str]) -> None:
         num_players=_NUM_PLAYERS.value, simulations=_SIMULATIONS.value, rules=_RULES.value, move=_MOVE.value,
         homogeneous_copies=_HOMOGENEOUS.value, batch_size=_BATCH_SIZE.value, limit=_LIMIT.value,
         themes=_THEMES.value, engine=_ENGINE.value, engine_nodes=_ENGINE_NODES.value,
-        engine_time=_ENGINE_TIME.value, stockfish=_STOCKFISH.value, out=_OUT.value, seed=_SEED.value)
+        engine_time=_ENGINE_TIME.value, stockfish=_STOCKFISH.value, out=_OUT.value, seed=_SEED.value,
+        extrinsic_only=_EXTRINSIC_ONLY.value)
     summary = report.summary
     unit = "puzzles" if summary["suite"] == "lichess" else "positions"
     print(f"{summary['suite']}: {summary['num_positions']} {unit} from {summary.get('data')}")
+    if "search" in summary:
+        print(f"search: {SEARCH_MODES[summary['search']]}")
     print(report.table())
     if "note" in summary:
         print(summary["note"])
@@ -135,4 +150,6 @@ if __name__ == "__main__":
     _STOCKFISH = flags.DEFINE_string("stockfish", None, "Stockfish binary (default: $AZDB_STOCKFISH, PATH, /usr/games).")
     _OUT = flags.DEFINE_string("out", None, "Report prefix for .json and .csv (default under the workdir).")
     _SEED = flags.DEFINE_integer("seed", 0, "Seed of the team's search randomness.")
+    _EXTRINSIC_ONLY = flags.DEFINE_bool("extrinsic_only", False, "Search with λ = 1 for every player: the "
+                                        "paper's ablation (Fig. 8 dashed) instead of the self-play search.")
     app.run(cli.input_errors_exit(main))

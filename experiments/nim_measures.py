@@ -50,19 +50,22 @@ def measure(teams: Sequence[Tuple[int, Team]], *, num_games: int = 16, num_seeds
         if team.num_players != first.num_players:
             raise ValueError(f"checkpoint {step} has {team.num_players} players, checkpoint {steps[0]} "
                              f"{first.num_players}")
+    # The measures compare moves and values with Nim's game-theoretic oracle, so every
+    # search scores positions by the game's outcome only (λ = 1): a value mixed with v_d
+    # has no sign to compare with the oracle's.
     key = jax.random.PRNGKey(seed)
     expert: Dict[Tuple[int, int], Dict[str, Any]] = {}
     started = time.perf_counter()
     for index, (step, team) in enumerate(tqdm.tqdm(teams, desc="expert measure", unit="ckpt", disable=not progress)):
         result = nim_eval.expert_measure(team.env, team.apply_fn, team.params, num_players=team.num_players,
-                                         search_config=team.search_config, lam=team.lam,
+                                         search_config=team.search_config, lam=1.0,
                                          rng_key=jax.random.fold_in(key, index))
         for player in result["players"]:
             expert[(step, player["player"])] = player
     expert_seconds = time.perf_counter() - started
     agents = nim_eval.checkpoint_agents(first.env, first.apply_fn, first.search_config,
                                         [(step, team.params) for step, team in teams], first.num_players,
-                                        lam=first.lam)
+                                        lam=1.0)
     champion = nim_eval.champion_measure(first.env, agents, jax.random.fold_in(key, len(teams)), num_games=num_games,
                                          num_seeds=num_seeds, prior_draws=prior_draws, progress=progress)
     rows = []
@@ -76,6 +79,7 @@ def measure(teams: Sequence[Tuple[int, Team]], *, num_games: int = 16, num_seeds
         "num_players": first.num_players,
         "steps": steps,
         "simulations": first.search_config.num_simulations,
+        "search": "extrinsic_only",  # against the oracle: see the comment above
         "random_baseline": result["random_baseline"],
         "positions": result["positions"],
         "won_positions": result["won_positions"],

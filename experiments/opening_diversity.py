@@ -8,6 +8,10 @@ and picks a move (its LCB move by default); the report gives the mean number of
 distinct moves per position, their histogram, the means per ECO letter, each player's
 agreement with player 0 and one row per opening with every player's move. It is
 written as ``<out>.json`` and ``<out>.csv`` (default ``<workdir>/reports/opening_diversity``).
+Every player searches as in self-play (its λ_i and the intrinsic reward of the
+checkpoint's ψ); ``--extrinsic_only`` is the paper's ablation (λ = 1 for every player),
+labelled in the summary, the CSV's ``search`` column and the printed lines (default
+report ``opening_diversity_extrinsic_only``).
 """
 
 import json
@@ -23,7 +27,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from azdb_jax import data  # noqa: E402
 from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
 from azdb_jax.evaluation import reports  # noqa: E402
-from azdb_jax.evaluation.team import Team  # noqa: E402
+from azdb_jax.evaluation.team import SEARCH_MODES, Team  # noqa: E402
 from azdb_jax import cli  # noqa: E402
 from azdb_jax.evaluation import loading  # noqa: E402
 
@@ -50,14 +54,16 @@ def main(argv: List[str]) -> None:
     del argv
 
     team = loading.load_team(_WORKDIR.value, step=_STEP.value, num_players=_NUM_PLAYERS.value,
-                              num_simulations=_SIMULATIONS.value)
-    out = _OUT.value or str(pathlib.Path(_WORKDIR.value) / "reports" / "opening_diversity")
+                              num_simulations=_SIMULATIONS.value, extrinsic_only=_EXTRINSIC_ONLY.value)
+    out = _OUT.value or str(pathlib.Path(_WORKDIR.value) / "reports" / (
+        "opening_diversity" + ("_extrinsic_only" if _EXTRINSIC_ONLY.value else "")))
     openings_path = _DATA.value or data.data_path("openings")
     json_path, csv_path = evaluate(team, openings_path, out, move=_MOVE.value, limit=_LIMIT.value,
                                    batch_size=_BATCH_SIZE.value, seed=_SEED.value)
     summary = json.loads(json_path.read_text())["summary"]
     print(f"{team.name}: {summary['mean_distinct_moves']:.3f} distinct moves across {summary['num_players']} "
           f"players per position ({summary['positions']} openings, {summary['move']} moves)")
+    print(f"  search: {SEARCH_MODES[summary['search']]}")
     print("  histogram of distinct moves: " + ", ".join(f"{k}: {v}" for k, v in summary["histogram"].items()))
     print("  by ECO letter: " + ", ".join(f"{k} {v:.3f}" for k, v in summary["mean_distinct_by_eco_letter"].items()))
     print("  agreement with player 0: " + " ".join(f"{a:.3f}" for a in summary["agreement_with_player_0"]))
@@ -77,4 +83,6 @@ if __name__ == "__main__":
     _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Positions per search call.", lower_bound=1)
     _SEED = flags.DEFINE_integer("seed", 0, "Seed of the searches' tie breaks.")
     _OUT = flags.DEFINE_string("out", None, "Report prefix; default <workdir>/reports/opening_diversity.")
+    _EXTRINSIC_ONLY = flags.DEFINE_bool("extrinsic_only", False, "Search with λ = 1 for every player: the "
+                                        "paper's ablation (Fig. 8 dashed) instead of the self-play search.")
     app.run(cli.input_errors_exit(main))

@@ -25,6 +25,9 @@ in self-play, so that seeds (and the lookup's held-out seeds) differ. Every star
 played with both colours for every seed.
 --out receives ``match.json`` (summary + per-game rows), ``match.csv`` (per-game rows)
 and the games: ``games.pgn`` for chess, ``games.txt`` otherwise.
+The players of runs search as in self-play (their λ_i and the intrinsic reward of the
+checkpoint's ψ); --extrinsic_only makes every run's team search with λ = 1 (the paper's
+ablation): its names end in ``/extrinsic_only`` and the summary's ``search`` says so.
 """
 
 import dataclasses
@@ -88,7 +91,7 @@ def _team_policy(agent: Agent, player: Optional[int], rule: Optional[str], side:
 
 
 def resolve_agent(spec: str, *, side: str, player=None, rule=None, num_players=None, simulations=None,
-                  sample_plies: int = 0,
+                  sample_plies: int = 0, extrinsic_only: bool = False,
                   stockfish: Optional[Dict[str, Any]] = None) -> Agent:
     """An ``Agent`` for ``spec`` (run directory[@step], "stockfish" or a fixed opponent name)."""
     if spec == "stockfish":
@@ -98,7 +101,8 @@ def resolve_agent(spec: str, *, side: str, player=None, rule=None, num_players=N
         if step is None and not path.exists():
             return Agent(name=spec)  # a fixed opponent, checked once the game is known
         raise FileNotFoundError(f"agent {spec!r}: {path} is not a run directory (no config.json)")
-    team = loading.load_team(path, step=step, num_players=num_players, num_simulations=simulations)
+    team = loading.load_team(path, step=step, num_players=num_players, num_simulations=simulations,
+                             extrinsic_only=extrinsic_only)
     agent = Agent(name=team.name, env=team.env, team=team)
     _team_policy(agent, player, rule, side, sample_plies)
     return agent
@@ -140,7 +144,7 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
               num_players_b=None, env_name=None, book=None, num_openings=None, opening_plies: int = 0,
               seeds: int = 1, heldout_seeds: int = 0, sample_plies: int = 0,
               simulations=None, max_plies=None, batch_pairs: int = 32, stockfish: Optional[Dict[str, Any]] = None,
-              progress: bool = True) -> Dict[str, Any]:
+              extrinsic_only: bool = False, progress: bool = True) -> Dict[str, Any]:
     """Plays the match the flags describe and writes its report; returns the summary (+ ``files``)."""
     if a_rule not in (None,) + RULES:
         raise ValueError(f"unknown --a_rule {a_rule!r}; valid: {', '.join(RULES)}")
@@ -149,9 +153,11 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
     if not isinstance(seeds, int) or seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {seeds!r}")
     agent_a = resolve_agent(a, side="a", player=a_player, rule=a_rule, num_players=num_players_a,
-                            simulations=simulations, sample_plies=sample_plies, stockfish=stockfish)
+                            simulations=simulations, sample_plies=sample_plies, extrinsic_only=extrinsic_only,
+                            stockfish=stockfish)
     agent_b = resolve_agent(b, side="b", player=b_player, rule=b_rule, num_players=num_players_b,
-                            simulations=simulations, sample_plies=sample_plies, stockfish=stockfish)
+                            simulations=simulations, sample_plies=sample_plies, extrinsic_only=extrinsic_only,
+                            stockfish=stockfish)
     run_envs = {agent.env.id for agent in (agent_a, agent_b) if agent.env is not None}
     if len(run_envs) > 1:
         raise ValueError(f"the two runs play different games: {sorted(run_envs)}")
@@ -221,8 +227,12 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
 
     summary = matches.summarize_match(match)
     summary.update(extra, max_plies=max_plies, book=None if book_path is None else str(book_path))
+    summary["search"] = {side: agent.team.search_description() for side, agent in (("a", agent_a), ("b", agent_b))
+                         if agent.team is not None}
     out = pathlib.Path(out)
-    json_path, csv_path = reports.write_report(out / "match", summary, matches.match_rows(match))
+    labels = {f"{side}_search": search["search"] for side, search in summary["search"].items()}
+    rows = [{**row, **labels} for row in matches.match_rows(match)]
+    json_path, csv_path = reports.write_report(out / "match", summary, rows)
     games_path = game_records.write_games(out / ("games.pgn" if env.id == "chess" else "games.txt"), match, fens)
     summary["files"] = [str(json_path), str(csv_path), str(games_path)]
     return summary
@@ -243,8 +253,10 @@ def main(argv: List[str]) -> None:
         opening_plies=_OPENING_PLIES.value, seeds=_SEEDS.value, heldout_seeds=_HELDOUT.value,
         sample_plies=_SAMPLE_PLIES.value,
         simulations=_SIMULATIONS.value, max_plies=_MAX_PLIES.value,
-        batch_pairs=_BATCH_PAIRS.value, stockfish=stockfish)
+        batch_pairs=_BATCH_PAIRS.value, stockfish=stockfish, extrinsic_only=_EXTRINSIC_ONLY.value)
     print(matches.format_summary(summary))
+    for side, search in summary["search"].items():
+        print(f"  {side} searches: {search['search_note']}")
     for colour, part in summary["by_colour"].items():
         print(f"  as {colour}: +{part['wins']} ={part['draws']} -{part['losses']} (score {part['score']:.3f})")
     if "specialisation" in summary:
@@ -291,4 +303,6 @@ if __name__ == "__main__":
     _SF_TIME = flags.DEFINE_float("stockfish_time", None, "Stockfish seconds per move (default 0.1 without nodes).")
     _SF_ELO = flags.DEFINE_integer("stockfish_elo", None, "Stockfish UCI_Elo strength limit.")
     _SF_SKILL = flags.DEFINE_integer("stockfish_skill", None, "Stockfish Skill Level (0-20).")
+    _EXTRINSIC_ONLY = flags.DEFINE_bool("extrinsic_only", False, "Runs' teams search with λ = 1 for every player: "
+                                        "the paper's ablation (Fig. 8 dashed) instead of the self-play search.")
     app.run(cli.input_errors_exit(main))

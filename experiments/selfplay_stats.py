@@ -21,7 +21,6 @@ run's ``selfplay.sample_plies`` plies, then the most-visited move), to the end o
 Printed as a table, written as JSON with ``--out``.
 """
 
-import functools
 import json
 import pathlib
 import sys

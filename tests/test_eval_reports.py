@@ -37,7 +37,8 @@ def test_team_validation_and_size_check():
     config = search_lib.SearchConfig(num_simulations=4)
     team = Team(env=env, apply_fn=None, params=None, num_players=3, search_config=config, name="t")
     assert team.with_simulations(9).search_config.num_simulations == 9 and team.search_config.num_simulations == 4
-    for bad in (dict(num_players=0), dict(num_players=2.0), dict(lam=1.5)):
+    for bad in (dict(num_players=0), dict(num_players=2.0), dict(lambdas=(1.0, 0.5, 1.5)),
+                dict(lambdas=(0.9, 1.0, 1.0)), dict(lambdas=(1.0, 0.9)), dict(psi=np.zeros((2, 18))), dict(l0=0.0)):
         with pytest.raises(ValueError):
             Team(**{**dict(env=env, apply_fn=None, params=None, num_players=3, search_config=config), **bad})
     with pytest.raises(ValueError, match="num_simulations"):

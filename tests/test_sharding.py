@@ -29,7 +29,7 @@ SCRIPT = textwrap.dedent("""
             "run.num_devices=%d" % devices, "run.eval_every=0", "run.num_iterations=3"])
         workdir = {tmp!r} + "/run%d" % devices
         runner.train(config, workdir, progress=False)
-        out[devices] = [json.loads(l) for l in open(workdir + "/metrics.jsonl")]
+        out[devices] = runner.read_metrics(workdir, wall_clock=False)
     print(json.dumps(out))
 """)
 

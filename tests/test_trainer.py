@@ -31,13 +31,8 @@ def tiny_config(*extra):
     return config_lib.apply_overrides(get_preset("demo"), TINY + list(extra))
 
 
-_WALL_CLOCK = ("iteration_seconds", "eval_seconds")
-
-
 def _records(workdir):
-    """The run's metric records without their wall-clock timings (which no resume repeats)."""
-    records = [json.loads(line) for line in (pathlib.Path(workdir) / "metrics.jsonl").read_text().splitlines()]
-    return [{k: v for k, v in r.items() if k not in _WALL_CLOCK} for r in records]
+    return runner.read_metrics(workdir, wall_clock=False)
 
 
 def test_every_finished_transition_is_stored_once():

@@ -1,6 +1,5 @@
 """Compact search trees: slots, equality with the full-width tree and with mctx, stored states."""
 
-import dataclasses
 import functools
 
 import chess

@@ -4,21 +4,30 @@ import dataclasses
 import pathlib
 from typing import Optional
 
+import numpy as np
+
 from azdb_jax import runner
 from azdb_jax.evaluation import team as team_lib
 
 
 def load_team(workdir, *, step: Optional[int] = None, num_players: Optional[int] = None,
-              num_simulations: Optional[int] = None, lam: float = 1.0, name: Optional[str] = None) -> team_lib.Team:
+              num_simulations: Optional[int] = None, extrinsic_only: bool = False,
+              name: Optional[str] = None) -> team_lib.Team:
     """The team saved in ``workdir`` (a run directory written by ``azdb_jax.runner.train``).
+
+    The team searches as its players did in self-play (SPEC §2): each player's ``λ_i``
+    from the run's config (``λ_0 = 1``), the intrinsic reward of the checkpoint's
+    expected features ψ with the run's ℓ0, ``v_d`` at the leaves, no root noise.
+    ``extrinsic_only=True`` gives the paper's ablation (λ = 1 for every player); its name
+    then ends in ``/extrinsic_only`` so that match reports and PGN headers say so.
 
     Args:
       workdir: the run directory (holds ``config.json`` and ``checkpoints/``).
       step: checkpoint step (iteration); default the latest.
       num_players: when given, the checkpoint's team size must match it.
       num_simulations: evaluation search budget; default the run's ``run.eval_simulations``.
-      lam: λ for evaluation searches (1: the game's outcome only).
-      name: label; default ``<workdir name>@<step>``.
+      extrinsic_only: search with λ = 1 for every player (the ablation).
+      name: label; default ``<workdir name>@<step>`` (plus ``/extrinsic_only``).
 
     Raises:
       FileNotFoundError / checkpoint.CheckpointError: no run, or a missing or corrupt checkpoint.
@@ -28,9 +37,13 @@ def load_team(workdir, *, step: Optional[int] = None, num_players: Optional[int]
     config, components, state = runner.load_run(workdir, step)
     saved_step = int(state.iteration)
     search_config = dataclasses.replace(config.search, num_simulations=num_simulations or config.run.eval_simulations)
+    default_name = f"{workdir.name}@{saved_step}" + ("/extrinsic_only" if extrinsic_only else "")
     team = team_lib.Team(env=components.env, apply_fn=components.network.apply, params=state.train_state.params,
-                         num_players=config.team.num_players, search_config=search_config, lam=lam,
-                         name=name or f"{workdir.name}@{saved_step}", step=saved_step)
+                         num_players=config.team.num_players, search_config=search_config,
+                         lambdas=tuple(float(x) for x in np.asarray(components.lambdas)),
+                         psi=np.asarray(state.expected_features.psi), l0=config.diversity.l0,
+                         intrinsic_in_search=config.diversity.in_search, extrinsic_only=extrinsic_only,
+                         name=name or default_name, step=saved_step)
     team_lib.check_num_players(team, num_players, source=f"checkpoint {workdir}/checkpoints (step {saved_step})")
     return team
 

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
-from azdb_jax import opponents, planning, ratings
+from azdb_jax import diversity, opponents, planning, ratings
 from azdb_jax import search as search_lib
 from azdb_jax.envs import nim as nim_lib
 from azdb_jax.evaluation import matches
@@ -230,8 +230,9 @@ def checkpoint_agents(env, apply_fn: search_lib.ApplyFn, search_config: search_l
     Every agent plays through one ``matches.latent_agent`` policy with ``params =
     (net_params, player)``, so all (checkpoint, player) agents share one compiled match.
     """
+    lambdas = None if lam == 1.0 else tuple(float(x) for x in diversity.lambdas(num_players, lam))
     team = Team(env=env, apply_fn=apply_fn, params=None, num_players=num_players, search_config=search_config,
-                lam=lam)
+                lambdas=lambdas)
     policy = matches.latent_agent(team)
     return [Agent(f"step{step}/p{j}", policy, (params, jnp.int32(j)), step=step, player=j)
             for step, params in checkpoints for j in range(num_players)]

@@ -12,7 +12,9 @@ each player's agreement with player 0 (plain AlphaZero, λ_0 = 1) and one row pe
 opening with every player's UCI move.
 
 The positions are searched by the puzzle runners' ``solvers.TeamSolver`` (players'
-columns only), so a position's moves do not depend on the batch it came in.
+columns only), so a position's moves do not depend on the batch it came in; each player
+searches as the team says (by default as in self-play, with its λ_i and the intrinsic
+reward of its ψ — the paper's Fig. 3 teams — or extrinsic-only, the ablation).
 """
 
 import collections
@@ -26,7 +28,7 @@ import numpy as np
 from azdb_jax import planning
 from azdb_jax.data import Opening
 from azdb_jax.evaluation import puzzles, solvers
-from azdb_jax.evaluation.team import Team
+from azdb_jax.evaluation.team import Team, label_rows
 
 Array = jax.Array
 
@@ -121,9 +123,10 @@ def opening_diversity(team: Team, openings: Sequence[Opening], *, move: str = "l
                       seed: int = 0, progress: bool = False) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
     """The opening-diversity report of ``team`` over ``openings``: ``(summary, rows)``.
 
-    ``rows`` hold ``eco``, ``name``, ``fen``, ``player_<j>`` (UCI) and ``distinct``;
-    ``summary`` is ``summarize``'s plus the move rule. Write both with
-    ``reports.write_report``.
+    ``rows`` hold ``eco``, ``name``, ``fen``, ``player_<j>`` (UCI), ``distinct`` and
+    ``search`` (the team's search mode); ``summary`` is ``summarize``'s plus the move rule
+    and how the team searched (``Team.search_description``: ``search`` is
+    ``"extrinsic_only"`` for the ablation). Write both with ``reports.write_report``.
     """
     openings = list(openings)
     if not openings:
@@ -139,13 +142,14 @@ def opening_diversity(team: Team, openings: Sequence[Opening], *, move: str = "l
     summary["move"] = move
     summary["team"] = team.name
     summary["num_simulations"] = team.search_config.num_simulations
+    summary.update(team.search_description())
     rows = []
     for opening, row, count in zip(openings, moves, counts):
         record: Dict[str, Any] = {"eco": opening.eco, "name": opening.name, "fen": opening.fen}
         record.update({f"player_{j}": uci for j, uci in enumerate(row)})
         record["distinct"] = int(count)
         rows.append(record)
-    return summary, rows
+    return summary, label_rows(rows, team)
 
 
 def top_moves(rows: Sequence[Dict[str, Any]], num_players: int, k: int = 5) -> Dict[str, List[Tuple[str, int]]]:

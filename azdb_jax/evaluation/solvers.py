@@ -17,6 +17,10 @@ for all ``n`` players, SPEC §1.10) and the answers come out as *columns*:
 Oracle groups: ``max_over_latents`` (all player columns: solved if any player solved
 it, an upper bound of every rule) and ``homogeneous_max`` (all control copies).
 
+Every player searches as the ``Team`` says: by default as in self-play (its ``λ_i``,
+the intrinsic reward of ψ, ``v_d``), or extrinsic-only (the ablation). Latent 0 has
+``λ_0 = 1`` in both, so the homogeneous control is the same in both modes.
+
 Every batch is padded to ``batch_size`` with the standard start position, so one
 compiled program per move generator (``max_pieces``, SPEC §4) serves every batch. The
 random key of a position is folded from the solver's seed and the position's FEN, so
@@ -132,17 +136,20 @@ class TeamSolver:
         if max_pieces != getattr(team.env, "max_pieces", DEFAULT_MAX_PIECES):
             team = team.with_env(envs.make("chess", max_pieces=max_pieces))
         rules, move, copies = self.rules, self.move, self.homogeneous_copies
+        lambdas, hook = team.search_lambdas, team.search_hook()
 
         def one_position(params, key, state):
             # Searched alone (a batch of one) so that its randomness is its own key's.
             single = jax.tree.map(lambda x: x[None], state)
             team_key, control_key = jax.random.split(key)
             searched = planning.team_search(team.env, team.apply_fn, params, team_key, single,
-                                            num_players=team.num_players, lam=team.lam, config=team.search_config)
+                                            num_players=team.num_players, lam=lambdas, config=team.search_config,
+                                            **hook._asdict())
             out = _answers(searched, rules, move)
             if copies:
+                # Latent 0 has λ_0 = 1: the control searches alike in both modes.
                 control = planning.homogeneous_search(team.env, team.apply_fn, params, control_key, single,
-                                                      num_copies=copies, lam=team.lam, config=team.search_config)
+                                                      num_copies=copies, config=team.search_config)
                 out.update({f"homogeneous_{name}": value for name, value in _answers(control, rules, move).items()})
             return _squeeze_batch(out)
 

@@ -1,8 +1,10 @@
 """What the evaluation code needs of a trained team, and the solver interface of the puzzle runners.
 
-A ``Team`` is a network with its parameters, the game it plays, its size and the
-search settings used to evaluate it. ``azdb_jax.evaluation.loading.load_team`` builds one
-from a run's checkpoint; tests build one from any ``apply_fn`` (e.g. a stub network).
+A ``Team`` is a network with its parameters, the game it plays, its size, the search
+settings used to evaluate it and what its players' searches mix in (λ_i, ψ, ℓ0: by
+default they search as in self-play; ``extrinsic_only`` is the paper's ablation).
+``azdb_jax.evaluation.loading.load_team`` builds one from a run's checkpoint; tests build
+one from any ``apply_fn`` (e.g. a stub network).
 
 A *solver* answers chess positions for the puzzle runners (``azdb_jax.evaluation.puzzles``):
 ``solver(boards) -> SolverOutput``, one UCI move and one value per position for each of
@@ -12,10 +14,12 @@ its *columns* (a team player, a selection rule, a control copy, a reference engi
 """
 
 import dataclasses
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
+import functools
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 import chess
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pgx.core
 
@@ -24,9 +28,33 @@ from azdb_jax import search as search_lib
 Array = jax.Array
 
 
+SEARCH_MODES: Dict[str, str] = {
+    "selfplay": ("each player searches as in self-play: its own λ_i (λ_0 = 1), the intrinsic reward of "
+                 "the checkpoint's ψ accumulated root to leaf and v_d at the leaves (paper §3; Fig. 8 solid)"),
+    "extrinsic_only": ("ABLATION: extrinsic-only search, λ = 1 for every player: game result and value "
+                       "only, no intrinsic reward, no v_d (paper Fig. 8 dashed)"),
+}
+
+
+class SearchHook(NamedTuple):
+    """The intrinsic-reward arguments of ``search.run_search`` (all None: no intrinsic reward)."""
+
+    feature_fn: Optional[Callable[[pgx.core.State], Array]]
+    intrinsic_reward_fn: Optional[search_lib.IntrinsicRewardFn]
+    hook_params: Any  # [n, F] ψ
+
+
 @dataclasses.dataclass(frozen=True)
 class Team:
     """A trained team ready to search.
+
+    By default a team searches as its players did in self-play (SPEC §2, paper §3 and
+    Fig. 8): player i with its own ``λ_i`` (``λ_0 = 1``: player 0 is plain AlphaZero),
+    the intrinsic reward ``r_d^i`` of the checkpoint's expected features ψ on its own
+    moves in the tree, and ``λ_i v + (1 − λ_i) v_d`` at the leaves; no root noise.
+    ``extrinsic_only=True`` is the paper's ablation (Fig. 8 dashed): λ = 1 for every
+    player, so every search scores positions by the game's outcome only. A team without
+    ``lambdas`` (an AlphaZero run, or a hand-built team) searches with λ = 1 in both modes.
 
     Attributes:
       env: the game.
@@ -34,8 +62,14 @@ class Team:
       params: the network parameters.
       num_players: n, the number of latents the network was trained with.
       search_config: the evaluation search (no noise is added in evaluation).
-      lam: λ used when searching in evaluation; 1 (the default) scores positions by the
-        game's outcome only, which is what puzzles and matches measure.
+      lambdas: ``λ_i`` per player as trained (``diversity.lambdas``; ``λ_0`` must be 1),
+        or None for λ = 1 everywhere.
+      psi: ``[n, F]`` expected features ψ of the checkpoint (the intrinsic reward's
+        input), or None for no intrinsic reward.
+      l0: ℓ0 of the intrinsic reward (Eq. 8), the run's ``diversity.l0``.
+      intrinsic_in_search: the run's ``diversity.in_search``: whether its self-play
+        searches added the intrinsic reward to the root player's moves.
+      extrinsic_only: search with λ = 1 for every player (the ablation).
       name: a label for reports and PGN headers.
       step: the checkpoint step the parameters come from, when loaded from a run.
     """
@@ -45,15 +79,77 @@ class Team:
     params: Any
     num_players: int
     search_config: search_lib.SearchConfig
-    lam: float = 1.0
+    lambdas: Optional[Tuple[float, ...]] = None
+    psi: Any = None
+    l0: float = 1.0
+    intrinsic_in_search: bool = True
+    extrinsic_only: bool = False
     name: str = "team"
     step: Optional[int] = None
 
     def __post_init__(self):
-        if not isinstance(self.num_players, int) or self.num_players < 1:
+        if isinstance(self.num_players, bool) or not isinstance(self.num_players, int) or self.num_players < 1:
             raise ValueError(f"num_players must be an int >= 1, got {self.num_players!r}")
-        if not 0.0 <= self.lam <= 1.0:
-            raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
+        if self.lambdas is not None:
+            lambdas = tuple(float(x) for x in np.asarray(self.lambdas, np.float64).reshape(-1))
+            if len(lambdas) != self.num_players or not all(0.0 <= x <= 1.0 for x in lambdas):
+                raise ValueError(f"lambdas must be {self.num_players} values in [0, 1] (one per player), "
+                                 f"got {self.lambdas!r}")
+            if lambdas[0] != 1.0:
+                raise ValueError(f"lambdas[0] must be 1: player 0 is plain AlphaZero (paper §3), got {lambdas[0]}")
+            object.__setattr__(self, "lambdas", lambdas)
+        if self.psi is not None:
+            shape = tuple(np.shape(self.psi))
+            if len(shape) != 2 or shape[0] != self.num_players:
+                raise ValueError(f"psi must be [num_players={self.num_players}, F] expected features, got {shape}")
+        if not (isinstance(self.l0, (int, float)) and self.l0 > 0):
+            raise ValueError(f"l0 must be > 0, got {self.l0!r}")
+
+    # ---------------------------------------------------------------- how the team searches
+
+    @property
+    def search_mode(self) -> str:
+        """``"selfplay"`` (the default: as in self-play) or ``"extrinsic_only"`` (the ablation)."""
+        return "extrinsic_only" if self.extrinsic_only else "selfplay"
+
+    @property
+    def search_lambdas(self) -> np.ndarray:
+        """``[n]`` λ of each player's search: the trained ``λ_i``, or 1 for all in the ablation."""
+        if self.extrinsic_only or self.lambdas is None:
+            return np.ones(self.num_players, np.float32)
+        return np.asarray(self.lambdas, np.float32)
+
+    @property
+    def uses_intrinsic_terms(self) -> bool:
+        """Whether some player's search mixes in intrinsic terms (some searched λ_i < 1)."""
+        return bool(np.any(self.search_lambdas < 1.0))
+
+    def search_hook(self) -> SearchHook:
+        """The intrinsic reward of the team's searches, the hook self-play uses
+        (``diversity.team_intrinsic_reward`` with ψ and ℓ0): ``r_d^i(s, a)`` of Eq. 8.
+
+        All None when no player searches with λ_i < 1, without ψ, or when the run's
+        self-play kept the reward out of its searches (``diversity.in_search``).
+        """
+        if not self.uses_intrinsic_terms or self.psi is None or not self.intrinsic_in_search:
+            return SearchHook(None, None, None)
+        from azdb_jax import diversity, features  # pylint: disable=g-import-not-at-top
+
+        reward_fn = functools.partial(diversity.team_intrinsic_reward, l0=float(self.l0))
+        return SearchHook(features.feature_fn(self.env), reward_fn, jnp.asarray(self.psi, jnp.float32))
+
+    def search_description(self) -> Dict[str, Any]:
+        """How the team searches, for reports: ``search`` (the mode), ``search_note``, λ_i, ℓ0."""
+        return {"search": self.search_mode, "search_note": SEARCH_MODES[self.search_mode],
+                "search_lambdas": [float(x) for x in self.search_lambdas],
+                "intrinsic_reward": self.search_hook().intrinsic_reward_fn is not None,
+                "l0": float(self.l0) if self.uses_intrinsic_terms else None}
+
+    def as_extrinsic_only(self, extrinsic_only: bool = True) -> "Team":
+        """The same team searching extrinsic-only (the ablation), or back to the default."""
+        return dataclasses.replace(self, extrinsic_only=extrinsic_only)
+
+    # ---------------------------------------------------------------- variants
 
     def with_simulations(self, num_simulations: int) -> "Team":
         """The same team searching with ``num_simulations`` simulations per move."""
@@ -66,6 +162,12 @@ class Team:
         """The same team on another env with the same observations and actions (e.g. chess
         with the 32-piece move generator)."""
         return dataclasses.replace(self, env=env)
+
+
+def label_rows(rows: Sequence[Mapping[str, Any]], team: Team) -> List[Dict[str, Any]]:
+    """``rows`` with a ``search`` column (the team's search mode), so that a CSV of the
+    ablation says so on every line."""
+    return [{**row, "search": team.search_mode} for row in rows]
 
 
 class SolverOutput(NamedTuple):
@@ -92,4 +194,4 @@ def check_num_players(team: Team, expected: Optional[int], *, source: str = "che
                          f"pass num_players={team.num_players} (or leave it unset)")
 
 
-__all__ = ["Team", "Solver", "SolverOutput", "check_num_players"]
+__all__ = ["Team", "SearchHook", "SEARCH_MODES", "Solver", "SolverOutput", "check_num_players", "label_rows"]

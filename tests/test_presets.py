@@ -1,0 +1,50 @@
+"""The presets: AlphaZero's L2 regularisation on the chess setups, puzzle presets of Table 1."""
+
+import pathlib
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from azdb_jax import learner, presets  # noqa: E402
+
+CHESS_SETUPS = ("az_fast", "azdb_fast", "az_full", "azdb_full", "az_puzzles", "az_puzzles_random_split",
+                "az_puzzles_ood", "az_puzzles_intermediate")
+
+
+@pytest.mark.parametrize("name", CHESS_SETUPS)
+def test_chess_presets_regularise_like_alphazero(name):
+    # AlphaZero's loss has c‖θ‖² with c = 1e-4 (Silver et al. 2018). With zero loss gradient the
+    # first SGD step must be −lr · ∇(c‖θ‖²) on the weights (kernels) and 0 on biases.
+    config = presets.get_preset(name).learner
+    assert config.optimizer == "sgd"
+    optimizer = learner.make_optimizer(config)
+    keys = jax.random.split(jax.random.PRNGKey(0), 3)
+    params = {"conv": {"kernel": jax.random.normal(keys[0], (3, 3, 2, 4)), "bias": jax.random.normal(keys[1], (4,))},
+              "dense": {"kernel": jax.random.normal(keys[2], (5, 3))}}
+    updates, _ = optimizer.update(jax.tree.map(jnp.zeros_like, params), optimizer.init(params), params)
+
+    def l2(p):
+        return 1e-4 * sum(jnp.sum(jnp.square(x)) for x in (p["conv"]["kernel"], p["dense"]["kernel"]))
+
+    expected = jax.tree.map(lambda g: -learner.make_schedule(config)(0) * g, jax.grad(l2)(params))
+    for path in (("conv", "kernel"), ("dense", "kernel"), ("conv", "bias")):
+        got, want = updates[path[0]][path[1]], expected[path[0]][path[1]]
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+    assert not np.any(np.asarray(updates["conv"]["bias"]))
+
+
+def test_puzzle_presets_follow_table_1():
+    row2 = presets.get_preset("az_puzzles")
+    assert row2.team.num_players == 1 and row2.run.batch_size == 1024  # AZ, fast configuration
+    assert row2.start_positions.sources == ("paper",) and row2.start_positions.initial_prob == 0.5
+    assert row2.start_positions.halfmove_clocks == (0,) and row2.env.max_pieces == 32
+    row3 = presets.get_preset("az_puzzles_random_split").start_positions
+    assert (row3.sources, row3.split, row3.test_count) == (("paper:penrose",), "random", 17)
+    row4 = presets.get_preset("az_puzzles_ood").start_positions
+    assert (row4.split, row4.heldout_group) == ("group", "penrose_variation_2")
+    assert presets.get_preset("az_puzzles_intermediate").start_positions.intermediate

@@ -1,0 +1,46 @@
+"""Runs written before a config field or a checkpoint array was added still load.
+
+New config fields default to the behaviour of the code that wrote the checkpoint, so a
+checkpoint without them restores; a field it has with another value is still an error. A
+checkpoint without the evaluator's previous ψ restores with the current ψ in its place.
+"""
+
+import pathlib
+import sys
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from azdb_jax import checkpoint, diversity, runner  # noqa: E402
+
+
+def _state(extra):
+    return checkpoint.RunState(params={"w": jnp.arange(3.0)}, opt_state={"m": jnp.zeros(3)},
+                               step=jnp.int32(4), rng_key=jnp.zeros(2, jnp.uint32), extra=extra)
+
+
+def test_config_fields_added_after_a_checkpoint_default_to_its_behaviour(tmp_path):
+    features = diversity.init_expected_features(2, 3)
+    with checkpoint.RunCheckpointer(str(tmp_path / "ckpt")) as manager:
+        manager.save(1, _state({"expected_features": features}), config={"team": {"lam": 0.9}})
+        target = _state({"expected_features": features})
+        manager.restore(1, target=target, config={"team": {"lam": 0.9}, "payoff": {"decay": 1.0}})
+        with pytest.raises(checkpoint.CheckpointError, match="team.lam: checkpoint has 0.9, asked for 1.0"):
+            manager.restore(1, target=target, config={"team": {"lam": 1.0}, "payoff": {"decay": 1.0}})
+        with pytest.raises(checkpoint.CheckpointError, match="team.lam: checkpoint has 0.9, asked for '<absent>'"):
+            manager.restore(1, target=target, config={"team": {}})
+
+
+def test_checkpoint_without_the_previous_psi_restores_with_the_current_psi(tmp_path):
+    features = diversity.init_expected_features(2, 3)._replace(psi=jnp.float32([[1, 2, 3], [4, 5, 6]]))
+    with checkpoint.RunCheckpointer(str(tmp_path / "ckpt")) as manager:
+        manager.save(1, _state({"expected_features": features}), config={"a": 1})
+        target = _state({"expected_features": features, "previous_psi": jnp.zeros((2, 3))})
+        restored = runner._restore(manager, 1, target, {"a": 1})  # pylint: disable=protected-access
+        np.testing.assert_array_equal(restored.extra["previous_psi"], features.psi)
+        manager.save(2, _state({"expected_features": features, "previous_psi": features.psi * 2}), config={"a": 1})
+        restored = runner._restore(manager, 2, target, {"a": 1})  # pylint: disable=protected-access
+        np.testing.assert_array_equal(restored.extra["previous_psi"], features.psi * 2)
