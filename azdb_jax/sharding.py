@@ -25,6 +25,9 @@ def make_mesh(num_devices: Optional[int] = None, *, local: bool = False) -> Mesh
     its own, e.g. evaluating a restored team); otherwise every process's devices.
     """
     devices = jax.local_devices() if local else jax.devices()
+    if num_devices and not local and jax.process_count() > 1 and num_devices != len(devices):
+        raise ValueError(f"a multi-process run uses every device of every process ({len(devices)}); "
+                         f"asked for {num_devices} (run.num_devices=0 means all)")
     if num_devices:
         if num_devices > len(devices):
             raise ValueError(f"asked for {num_devices} devices, only {len(devices)} available: {devices}")

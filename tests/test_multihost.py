@@ -158,7 +158,15 @@ CHECKPOINT_SCRIPT = textwrap.dedent("""
     distributed.initialize("127.0.0.1:" + port, 2, process)
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-    from azdb_jax import checkpoint
+    from azdb_jax import checkpoint, sharding
+    # Meshes: a run's spans every process's devices; a local one only this process's.
+    assert sharding.make_mesh().devices.tolist() == jax.devices()
+    assert sharding.make_mesh(1, local=True).devices.tolist() == jax.local_devices()
+    try:
+        sharding.make_mesh(1)
+        raise AssertionError("a 1-device mesh of a 2-process run was accepted")
+    except ValueError as e:
+        assert "every device of every process" in str(e)
     mesh = Mesh(np.asarray(jax.devices()), ("data",))
     rows, everywhere = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
     local = (100 * process + np.arange(2 * process, 2 * process + 2)[:, None] + np.zeros((2, 3))).astype(np.float32)
