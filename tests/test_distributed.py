@@ -40,11 +40,15 @@ def test_without_a_coordinator_nothing_happens():
     assert distributed.initialize_from_argv(["prog", "--workdir", "w", "--resume", "--num_processes=1"]) is False
 
 
-def test_bad_values_on_the_command_line_end_the_script():
+def test_bad_values_on_the_command_line_end_the_script(tmp_path):
     with pytest.raises(SystemExit, match="process_id"):
         distributed.initialize_from_argv(["prog", "--process_id=-1"])
     with pytest.raises(SystemExit, match="needs --num_processes"):
         distributed.initialize_from_argv(["prog", "--coordinator", "127.0.0.1:1234"])
+    flagfile = tmp_path / "flags.txt"  # absl's --flagfile is read too
+    flagfile.write_text("--workdir=runs/x\n--coordinator=127.0.0.1:1234\n")
+    with pytest.raises(SystemExit, match="needs --num_processes"):
+        distributed.initialize_from_argv(["prog", f"--flagfile={flagfile}"])
 
 
 def _free_port() -> int:
