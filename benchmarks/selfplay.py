@@ -17,14 +17,14 @@ same game, network, batch and number of simulations, one run measures:
   overhead_ratio        one ply / (S + 1) batched forward passes: what the search,
                         the game steps and the bookkeeping cost on top of the network
                         calls a search must make (1.0 = free search); also the
-                        reference's;
+                        reference's; ``forward_ms`` is one such forward pass;
   tree_bytes_per_node   bytes of one search's tree (every array of it, embeddings
                         included) / (batch x (S + 1)); also the reference's;
   team_vs_one           (n > 1) positions_per_s of the team / that of a team of one.
 
-Timing: after compilation, our window and the reference's alternate ``--repeats``
-times and the medians are reported, so that a load change on a shared machine hits
-both. Compare ratios taken in one run.
+Timing: after compilation, our window, the reference's and a run of forward passes
+alternate ``--repeats`` times and the medians are reported, so that a load change on a
+shared machine hits all three. Compare ratios taken in one run.
 """
 
 import functools
@@ -59,6 +59,7 @@ _ALGORITHMS = flags.DEFINE_list("algorithms", list(search.ALGORITHMS), "Search a
 flags.DEFINE_alias("algorithm", "algorithms")
 _REFERENCE = flags.DEFINE_bool("reference", True, "Also time the plain pgx + mctx reference.")
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed repetitions.", lower_bound=1)
+_FORWARDS = 8  # forward passes per timed turn (one is a few ms: too short to time alone)
 
 
 def search_tree(search_output: search.SearchOutput) -> Any:
@@ -138,12 +139,12 @@ class _Setup:
         key = jax.random.PRNGKey(2)
         return (lambda: window(self.params, key, root)), policy_output.search_tree
 
-    def forward_s(self) -> float:
+    def forwards(self, count: int):
+        """``count`` batched network forward passes on the root observations, back to back."""
         forward = jax.jit(self.network.apply)
         players = jnp.zeros((_BATCH.value,), jnp.int32)
         obs = self.games.env_state.observation
-        return _alternating({"forward": lambda: forward(self.params, obs, players).value},
-                            max(_REPEATS.value, 5))["forward"]
+        return lambda: [forward(self.params, obs, players).value for _ in range(count)][-1]
 
 
 def main(argv):
@@ -155,22 +156,22 @@ def main(argv):
     for algorithm in _ALGORITHMS.value:
         if algorithm not in search.ALGORITHMS:
             raise app.UsageError(f"--algorithms: unknown {algorithm!r}; known: {', '.join(search.ALGORITHMS)}")
-    results, forward_ms, ours_by = [], {}, {}
+    results, ours_by = [], {}
     for n in team_sizes:
         setup = _Setup(env, n)
-        forward_s = setup.forward_s()
-        forward_ms[n] = round(1e3 * forward_s, 3)
         for algorithm in _ALGORITHMS.value:
             ours_fn, ours_tree = setup.ours(algorithm)
-            fns = {"ours": ours_fn}
+            fns = {"ours": ours_fn, "forwards": setup.forwards(_FORWARDS)}
             if _REFERENCE.value:
                 ref_fn, ref_tree = setup.reference(algorithm)
                 fns["reference"] = ref_fn
             seconds = _alternating(fns, _REPEATS.value)
-            row = dict(algorithm=algorithm, num_players=n, lam=float(np.asarray(setup.lambdas)[-1]),
+            forward_s = seconds["forwards"] / _FORWARDS
+            row = dict(algorithm=algorithm, num_players=n, lam=round(float(np.asarray(setup.lambdas)[-1]), 4),
                        diversity_in_search=setup.diverse,
                        positions_per_s=round(batch * plies / seconds["ours"], 1),
                        ply_ms=round(1e3 * seconds["ours"] / plies, 2),
+                       forward_ms=round(1e3 * forward_s, 3),
                        overhead_ratio=round(seconds["ours"] / plies / ((sims + 1) * forward_s), 2),
                        tree_bytes_per_node=round(tree_bytes(ours_tree) / nodes))
             if _REFERENCE.value:
@@ -186,7 +187,7 @@ def main(argv):
             print(json.dumps(row), file=sys.stderr)  # progress: a long run shows its rows as they come
     report = dict(game=_GAME.value, batch=batch, simulations=sims, plies=plies, channels=_CHANNELS.value,
                   blocks=_BLOCKS.value, device=str(jax.devices()[0].platform), num_devices=jax.device_count(),
-                  forward_ms=forward_ms, results=results)
+                  results=results)
     json.dump(report, sys.stdout)
     print()
 
