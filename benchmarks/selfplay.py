@@ -20,7 +20,10 @@ same game, network, batch and number of simulations, one run measures:
                         reference's; ``forward_ms`` is one such forward pass;
   tree_bytes_per_node   bytes of one search's tree (every array of it, embeddings
                         included) / (batch x (S + 1)); also the reference's;
-  team_vs_one           (n > 1) positions_per_s of the team / that of a team of one.
+  team_vs_one           (n > 1) the team's positions/s / a team of one's, taken as the
+                        ratio of their speedups: each is timed in turns with its own
+                        reference run (the same search with n latent planes in the
+                        network), so a load change between the two measurements cancels.
 
 Timing: after compilation, our window, the reference's and a run of forward passes
 alternate ``--repeats`` times and the medians are reported, so that a load change on a
@@ -156,7 +159,7 @@ def main(argv):
     for algorithm in _ALGORITHMS.value:
         if algorithm not in search.ALGORITHMS:
             raise app.UsageError(f"--algorithms: unknown {algorithm!r}; known: {', '.join(search.ALGORITHMS)}")
-    results, ours_by = [], {}
+    results, speedups = [], {}
     for n in team_sizes:
         setup = _Setup(env, n)
         for algorithm in _ALGORITHMS.value:
@@ -180,9 +183,9 @@ def main(argv):
                            reference_overhead_ratio=round(seconds["reference"] / plies / ((sims + 1) * forward_s), 2),
                            reference_tree_bytes_per_node=round(tree_bytes(ref_tree) / nodes),
                            speedup=round(seconds["reference"] / seconds["ours"], 2))
-            ours_by[(algorithm, n)] = seconds["ours"]
-            if n != 1 and (algorithm, 1) in ours_by:
-                row["team_vs_one"] = round(ours_by[(algorithm, 1)] / seconds["ours"], 2)
+                speedups[(algorithm, n)] = seconds["reference"] / seconds["ours"]
+                if n != 1 and (algorithm, 1) in speedups:
+                    row["team_vs_one"] = round(speedups[(algorithm, n)] / speedups[(algorithm, 1)], 2)
             results.append(row)
             print(json.dumps(row), file=sys.stderr)  # progress: a long run shows its rows as they come
     report = dict(game=_GAME.value, batch=batch, simulations=sims, plies=plies, channels=_CHANNELS.value,
