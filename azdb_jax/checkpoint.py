@@ -17,6 +17,15 @@ Restoring checks, before reading any data, that the target asks for the same arr
 with the same shapes and dtypes, and afterwards that every array matches its checksum,
 so a truncated or garbled file, a different network or a different number of players
 fails with `CheckpointError` naming the path and the reason, never with wrong values.
+
+Multi-host (after ``jax.distributed.initialize``): `save` and `restore` are collective,
+every process calls them with the same arguments. Each process writes the shards of the
+global arrays that it holds and reads back the shards that the target's shardings give
+it. Leaves that are not global arrays (numpy values, Python scalars, single-device
+arrays) are taken to be the same on every process: process 0's value is saved, and
+they are restored on every process (as a local array). An array sharded across
+processes gets one checksum per shard, keyed by the shard's index (process 0 gathers
+them into ``meta``); each process verifies the shards it restores.
 """
 
 import dataclasses
@@ -29,6 +38,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import orbax.checkpoint as ocp
+from jax.experimental import multihost_utils
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 _ITEMS = ("state", "replay", "meta")
 
@@ -109,17 +120,75 @@ def _array_like(x: Any) -> Any:
     return x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x)
 
 
-def _checksum(x: Any) -> Optional[str]:
-    if isinstance(x, jax.Array) and not x.is_fully_addressable:
-        return None  # other hosts hold parts of it; orbax reads those shards there
-    data = np.ascontiguousarray(np.asarray(x))
+def _digest(data: Any) -> str:
+    data = np.ascontiguousarray(np.asarray(data))
     return hashlib.sha256(f"{data.dtype.str}{data.shape}".encode() + data.tobytes()).hexdigest()
 
 
+def _checksum(x: Any) -> Optional[str]:
+    """SHA-256 of the whole array, or None where this process holds only part of it."""
+    if isinstance(x, jax.Array) and not x.is_fully_addressable:
+        return _digest(x.addressable_data(0)) if x.is_fully_replicated else None
+    return _digest(x)
+
+
+def _index_key(index: tuple, shape: tuple) -> str:
+    """A shard's place in its array, e.g. ``0:4,0:3`` (the same on every host and run)."""
+    return ",".join("%d:%d" % s.indices(n)[:2] for s, n in zip(index, shape))
+
+
+def _shard_checksums(x: Any) -> Dict[str, str]:
+    """SHA-256 per distinct shard that this process holds (replica 0 only), keyed by index."""
+    return {_index_key(shard.index, x.shape): _digest(shard.data)
+            for shard in x.addressable_shards if shard.replica_id == 0}
+
+
+def _is_global(x: Any) -> bool:
+    """An array (or abstract array) spread over the devices of several processes."""
+    if isinstance(x, jax.Array):
+        return not x.is_fully_addressable
+    sharding = getattr(x, "sharding", None)
+    return sharding is not None and not sharding.is_fully_addressable
+
+
+def _all_devices_replicated() -> NamedSharding:
+    return NamedSharding(Mesh(np.asarray(jax.devices()), ("all",)), PartitionSpec())
+
+
+def _to_global(x: Any) -> Any:
+    """Multi-host: a host-local leaf as a global array replicated over every device.
+
+    orbax writes only global arrays across hosts; the value must be the same on every
+    process (process 0's copy is the one written).
+    """
+    if jax.process_count() == 1 or _is_global(x):
+        return x
+    value = np.asarray(x)
+    return jax.make_array_from_callback(value.shape, _all_devices_replicated(), lambda index: value[index])
+
+
+def _allgather_json(obj: Any) -> list:
+    """``obj`` of every process, in process order (a collective: every process calls it)."""
+    if jax.process_count() == 1:
+        return [obj]
+    data = np.frombuffer(json.dumps(obj).encode(), np.uint8)
+    sizes = np.asarray(multihost_utils.process_allgather(np.int32(data.size))).reshape(-1)
+    padded = np.zeros(int(sizes.max()), np.uint8)
+    padded[: data.size] = data
+    rows = np.asarray(multihost_utils.process_allgather(padded))
+    return [json.loads(bytes(row[:size])) for row, size in zip(rows, sizes)]
+
+
 def _abstract(x: Any) -> jax.ShapeDtypeStruct:
-    """What orbax should restore for a target leaf (typed keys are stored as their uint32 data)."""
+    """What orbax should restore for a target leaf (typed keys are stored as their uint32 data).
+
+    Multi-host, a target that is not a global array is restored replicated over every
+    device (and handed back as a local array by ``_unpack``).
+    """
     x = _array_like(x)
     sharding = getattr(x, "sharding", None)
+    if jax.process_count() > 1 and not _is_global(x):
+        sharding = _all_devices_replicated()
     if _is_key(x):
         data = jax.eval_shape(jax.random.key_data, jax.ShapeDtypeStruct(x.shape, x.dtype))
         return jax.ShapeDtypeStruct(data.shape, data.dtype, sharding=sharding)
@@ -170,15 +239,15 @@ class RunCheckpointer:
     def save(self, step: int, state: RunState, *, config: Any = None) -> None:
         """Writes ``state`` (and ``config``, a dataclass or dict, as JSON) as ``step``.
 
-        Blocks until the checkpoint is on disk; then deletes checkpoints beyond the
-        last ``max_to_keep``.
+        Blocks until the checkpoint is on disk (on every process); then deletes
+        checkpoints beyond the last ``max_to_keep``.
         """
         step = int(step)
         if step in self.all_steps():
             raise CheckpointError(f"checkpoint {self.step_path(step)} already exists")
         replay = state.replay if self.config.save_replay else None
         items = {"state": _flatten(state._replace(replay=None)), "replay": _flatten(replay)}
-        prng_keys, checksums = {}, {}
+        prng_keys, checksums, shard_checksums = {}, {}, {}
         for item, flat in items.items():
             for path, leaf in flat.items():
                 leaf = _array_like(leaf)
@@ -187,12 +256,21 @@ class RunCheckpointer:
                     leaf = jax.random.key_data(leaf)
                 if self.config.verify_checksums:
                     checksums[f"{item}/{path}"] = _checksum(leaf)
-                flat[path] = leaf
+                    if checksums[f"{item}/{path}"] is None:  # sharded across processes
+                        shard_checksums[f"{item}/{path}"] = _shard_checksums(leaf)
+                flat[path] = _to_global(leaf)
+        if self.config.verify_checksums:  # every process's shards, in the meta that process 0 writes
+            merged = {name: {} for name in shard_checksums}
+            for shards in _allgather_json(shard_checksums):
+                for name, table in shards.items():
+                    merged[name].update(table)
+            shard_checksums = merged
         meta = {
             "config": config_to_json(config),
             "has_replay": bool(items["replay"]),
             "prng_keys": prng_keys,
             "checksums": checksums,
+            "shard_checksums": shard_checksums,
         }
         args = {"state": ocp.args.StandardSave(_nest(items["state"])), "meta": ocp.args.JsonSave(meta)}
         if items["replay"]:
@@ -261,14 +339,35 @@ class RunCheckpointer:
         leaves = []
         for p, want in _flatten(target).items():
             name, value = f"{item}/{p}", values[p]
-            expected = meta["checksums"].get(name)
-            if self.config.verify_checksums and expected is not None and _checksum(value) not in (None, expected):
-                raise CheckpointError(f"checkpoint {path} is corrupt: array {name} does not match its checksum")
+            if self.config.verify_checksums and not _matches_checksums(value, name, meta):
+                raise CheckpointError(f"checkpoint {path} is corrupt: array {name} does not match its checksum"
+                                      + (f" (process {jax.process_index()})" if jax.process_count() > 1 else ""))
+            if jax.process_count() > 1 and not _is_global(_array_like(want)):
+                value = value.addressable_data(0)  # a host-local target: hand back a local array
             if _is_key(_array_like(want)):
                 impl = meta["prng_keys"].get(name)
                 value = jax.random.wrap_key_data(value, impl=impl) if impl else jax.random.wrap_key_data(value)
             leaves.append(value)
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(target), leaves)
+
+
+def _matches_checksums(value: Any, name: str, meta: Dict[str, Any]) -> bool:
+    """Whether ``value`` agrees with the whole-array checksum or, for the shards this
+    process holds, with the per-shard checksums saved for ``name``.
+
+    A checkpoint written on another layout of devices may have neither for what this
+    process holds (e.g. a sharded save restored sharded differently); that is not checked.
+    """
+    expected, actual = meta["checksums"].get(name), _checksum(value)
+    if expected is not None and actual is not None:
+        return actual == expected
+    shards = meta.get("shard_checksums", {}).get(name)
+    if shards and isinstance(value, jax.Array):
+        for shard in value.addressable_shards:
+            want = shards.get(_index_key(shard.index, value.shape))
+            if want is not None and _digest(shard.data) != want:
+                return False
+    return True
 
 
 def _reason(e: BaseException) -> str:

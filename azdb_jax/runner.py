@@ -17,7 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
-from azdb_jax import adjudication, arena, checkpoint, diversity, features, learner, matchmaking, networks, opponents
+from azdb_jax import adjudication, arena, checkpoint, distributed, diversity, features, learner, matchmaking
+from azdb_jax import networks, opponents
 from azdb_jax import config as config_lib
 from azdb_jax.evaluation import reports
 from azdb_jax import sharding, trainer
@@ -89,14 +90,20 @@ def read_metrics(workdir, *, wall_clock: bool = True) -> List[Dict[str, Any]]:
 
 
 class MetricsLog:
-    """metrics.jsonl plus TensorBoard scalars; on resume, records past the checkpoint are dropped."""
+    """metrics.jsonl plus TensorBoard scalars; on resume, records past the checkpoint are dropped.
+
+    Multi-host, only process 0 writes (the records are the same on every process).
+    """
 
     def __init__(self, workdir: pathlib.Path, keep_up_to: Optional[int]):
         self.path = workdir / "metrics.jsonl"
+        self.enabled = distributed.is_main_process()
+        self._tb = None
+        if not self.enabled:
+            return
         lines = self.path.read_text().splitlines() if self.path.exists() and keep_up_to is not None else []
         kept = [line for line in lines if json.loads(line)["iteration"] <= keep_up_to] if lines else []
         reports.write_atomic(self.path, "".join(line + "\n" for line in kept))
-        self._tb = None
         try:
             from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
 
@@ -105,6 +112,8 @@ class MetricsLog:
             pass
 
     def write(self, record: Dict[str, Any]) -> None:
+        if not self.enabled:
+            return
         with self.path.open("a") as f:
             f.write(json.dumps(record, sort_keys=True) + "\n")
         if self._tb is not None:
@@ -274,7 +283,7 @@ def load_run(workdir, step: Optional[int] = None):
         target = _to_run_state(abstract, abstract.train_state.params, config.run.checkpoint_replay)
         restored = _restore(manager, step, target, config)
     state, _, _ = _from_run_state(restored, abstract if not config.run.checkpoint_replay else None,
-                                  sharding.trainer_state_shardings(sharding.make_mesh(1), abstract))
+                                  sharding.trainer_state_shardings(sharding.make_mesh(1, local=True), abstract))
     return config, components, state
 
 
@@ -295,7 +304,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
             raise ValueError(f"{workdir}/config.json differs from the config asked to resume")
     elif manager.latest_step() is not None:
         raise ValueError(f"{workdir} already holds checkpoints; pass --resume or choose a new --workdir")
-    else:
+    elif distributed.is_main_process():
         reports.write_atomic(workdir / "config.json", config_lib.to_json(config))
 
     components = build_components(config, workdir)
@@ -329,8 +338,8 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
                          in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0)
     iterate = functools.partial(trainer.train_iteration, components, selfplay_fn=selfplay_fn, learner_fn=learner_fn)
     last = config.run.num_iterations if stop_after is None else min(config.run.num_iterations, start + stop_after)
-    bar = tqdm.tqdm(range(start, last), initial=start, total=config.run.num_iterations, disable=not progress,
-                    desc="train", unit="it")
+    bar = tqdm.tqdm(range(start, last), initial=start, total=config.run.num_iterations,
+                    disable=not progress or not distributed.is_main_process(), desc="train", unit="it")
     metrics: Dict[str, Any] = {}
     eval_records: List[Dict[str, Any]] = []
     t0 = time.perf_counter()
@@ -348,8 +357,10 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
             for record in eval_records:
                 log.write(record)
         if (config.run.checkpoint_every and iteration % config.run.checkpoint_every == 0) or iteration == last:
-            _save_psi(workdir, iteration, state.expected_features)
-            _save_graph(workdir, iteration, graph_fn(state.payoff.mean), state.payoff, config.team.matchmaker)
+            graph = graph_fn(state.payoff.mean)  # on every process: all take part in jitted calls
+            if distributed.is_main_process():
+                _save_psi(workdir, iteration, state.expected_features)
+                _save_graph(workdir, iteration, graph, state.payoff, config.team.matchmaker)
             previous = evaluator.previous if evaluator is not None else None
             previous_psi = evaluator.previous_psi if evaluator is not None else None
             manager.save(iteration, _to_run_state(state, previous, config.run.checkpoint_replay, previous_psi),

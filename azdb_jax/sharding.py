@@ -1,6 +1,6 @@
 """Laying a run out on devices: the game/batch axis sharded, everything else replicated.
 
-One 1-D ``jax.sharding.Mesh`` with axis ``"data"`` spans the devices (all local devices,
+One 1-D ``jax.sharding.Mesh`` with axis ``"data"`` spans the devices (all devices of one process,
 or every device of every process after ``jax.distributed.initialize``). Games in
 progress, the self-play window and the replay buffer are split along their game/row
 axis; network parameters, optimiser state, payoffs and keys are replicated. The jitted
@@ -18,9 +18,16 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 DATA_AXIS = "data"
 
 
-def make_mesh(num_devices: Optional[int] = None) -> Mesh:
-    """A 1-D mesh over the first ``num_devices`` devices (default: all of them)."""
-    devices = jax.devices()
+def make_mesh(num_devices: Optional[int] = None, *, local: bool = False) -> Mesh:
+    """A 1-D mesh over the first ``num_devices`` devices (default: all of them).
+
+    ``local``: this process's devices only (multi-host: for work each process does on
+    its own, e.g. evaluating a restored team); otherwise every process's devices.
+    """
+    devices = jax.local_devices() if local else jax.devices()
+    if num_devices and not local and jax.process_count() > 1 and num_devices != len(devices):
+        raise ValueError(f"a multi-process run uses every device of every process ({len(devices)}); "
+                         f"asked for {num_devices} (run.num_devices=0 means all)")
     if num_devices:
         if num_devices > len(devices):
             raise ValueError(f"asked for {num_devices} devices, only {len(devices)} available: {devices}")

@@ -1,81 +1,197 @@
-"""Self-play throughput and search overhead, printed as JSON.
+"""Self-play throughput against a plain pgx + mctx AlphaZero, printed as JSON.
 
-  python benchmarks/selfplay.py --game=connect_four --batch=64 --simulations=32 --num_players=5
+  python benchmarks/selfplay.py --game=chess --batch=32 --simulations=32 --channels=32 --blocks=4 --plies=4
+  python benchmarks/selfplay.py --game=connect_four --batch=64 --num_players=1,5 --algorithms=gumbel
 
-Measures (after compilation, median of --repeats timed runs):
-  positions_per_s     searched-and-played positions per second in a jitted self-play
-                      window of --plies plies (``azdb_jax.selfplay.selfplay_iteration``);
-  forward_ms          one batched network forward pass on --batch observations;
-  overhead_ratio      time of one self-play ply / time of (S + 1) forward passes: how
-                      much the tree search, env steps and bookkeeping cost on top of the
-                      network calls a search must make (1.0 = free search).
+For every search algorithm (``--algorithms``) and team size (``--num_players``), on the
+same game, network, batch and number of simulations, one run measures:
+
+  positions_per_s       searched-and-played positions per second of our self-play: a
+                        jitted window of --plies plies of
+                        ``azdb_jax.selfplay.selfplay_iteration`` called as the trainer
+                        calls it (a team of n; for n > 1, λ_i = --lam for i > 0 and the
+                        intrinsic reward r_d with ψ in the search);
+  reference_positions_per_s  the same for the plain pgx + mctx AlphaZero of
+                        ``benchmarks/reference.py`` (same network, latent 0);
+  speedup               positions_per_s / reference_positions_per_s;
+  overhead_ratio        one ply / (S + 1) batched forward passes: what the search,
+                        the game steps and the bookkeeping cost on top of the network
+                        calls a search must make (1.0 = free search); also the
+                        reference's; ``forward_ms`` is one such forward pass;
+  tree_bytes_per_node   bytes of one search's tree (every array of it, embeddings
+                        included) / (batch x (S + 1)); also the reference's;
+  team_vs_one           (n > 1) the team's positions/s / a team of one's, taken as the
+                        ratio of their speedups: each is timed in turns with its own
+                        reference run (the same search with n latent planes in the
+                        network), so a load change between the two measurements cancels.
+
+Timing: after compilation, our window, the reference's and a run of forward passes
+alternate ``--repeats`` times and the medians are reported, so that a load change on a
+shared machine hits all three. Compare ratios taken in one run.
 """
 
 import functools
 import json
+import pathlib
 import statistics
 import sys
 import time
+from typing import Any, Callable, Dict
 
 from absl import app, flags
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from azdb_jax import diversity, envs, features, matchmaking, networks, search, selfplay
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-_GAME = flags.DEFINE_enum("game", "connect_four", list(envs.ENV_IDS), "Game.")
-_BATCH = flags.DEFINE_integer("batch", 64, "Games played side by side.")
-_SIMULATIONS = flags.DEFINE_integer("simulations", 32, "Search simulations per move.")
-_NUM_PLAYERS = flags.DEFINE_integer("num_players", 1, "Team size (latents).")
-_CHANNELS = flags.DEFINE_integer("channels", 32, "Network channels.")
-_BLOCKS = flags.DEFINE_integer("blocks", 2, "Residual blocks.")
-_PLIES = flags.DEFINE_integer("plies", 16, "Plies per timed self-play window.")
-_ALGORITHM = flags.DEFINE_enum("algorithm", "puct", list(search.ALGORITHMS), "Search algorithm.")
-_REPEATS = flags.DEFINE_integer("repeats", 3, "Timed repetitions.")
+import reference  # noqa: E402  pylint: disable=g-import-not-at-top
+
+from azdb_jax import diversity, envs, features, matchmaking, networks, search, selfplay  # noqa: E402
+from azdb_jax.config import DiversityConfig  # noqa: E402
+
+_GAME = flags.DEFINE_enum("game", "connect_four", [e for e in envs.ENV_IDS if e != "nim"], "Game.")
+_BATCH = flags.DEFINE_integer("batch", 64, "Games played side by side.", lower_bound=1)
+_SIMULATIONS = flags.DEFINE_integer("simulations", 32, "Search simulations per move.", lower_bound=1)
+_NUM_PLAYERS = flags.DEFINE_list("num_players", ["1", "10"], "Team sizes to measure.")
+_LAM = flags.DEFINE_float("lam", 0.9, "λ_i of players i > 0 in teams of more than one (diversity on when < 1).")
+_CHANNELS = flags.DEFINE_integer("channels", 32, "Network channels.", lower_bound=1)
+_BLOCKS = flags.DEFINE_integer("blocks", 2, "Residual blocks.", lower_bound=0)
+_PLIES = flags.DEFINE_integer("plies", 16, "Plies per timed self-play window.", lower_bound=1)
+_ALGORITHMS = flags.DEFINE_list("algorithms", list(search.ALGORITHMS), "Search algorithms to measure.")
+flags.DEFINE_alias("algorithm", "algorithms")
+_REFERENCE = flags.DEFINE_bool("reference", True, "Also time the plain pgx + mctx reference.")
+_REPEATS = flags.DEFINE_integer("repeats", 3, "Timed repetitions.", lower_bound=1)
+_FORWARDS = 8  # forward passes per timed turn (one is a few ms: too short to time alone)
 
 
-def _timed(fn, *args, repeats):
-    jax.block_until_ready(fn(*args))  # compile
-    times = []
+def search_tree(search_output: search.SearchOutput) -> Any:
+    """The tree of a finished search of ours (the one place that knows where it lives)."""
+    return search_output.policy_output.search_tree
+
+
+def tree_bytes(tree: Any) -> int:
+    """Bytes of every array of a tree (arrays or shape structs)."""
+    return int(sum(np.prod(leaf.shape, dtype=np.int64) * np.dtype(leaf.dtype).itemsize
+                   for leaf in jax.tree.leaves(tree)))
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    jax.block_until_ready(fn())
+    return time.perf_counter() - start
+
+
+def _alternating(fns: Dict[str, Callable[[], Any]], repeats: int) -> Dict[str, float]:
+    """Median seconds of each function, compiled first, then timed in turns."""
+    for fn in fns.values():
+        jax.block_until_ready(fn())
+    times = {name: [] for name in fns}
     for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            times[name].append(_timed(fn))
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+class _Setup:
+    """One game, network (for a team of n) and batch of games, shared by ours and the reference."""
+
+    def __init__(self, env, num_players: int):
+        self.env = env
+        self.num_players = num_players
+        net_config = networks.NetworkConfig(channels=_CHANNELS.value, num_blocks=_BLOCKS.value,
+                                            value_hidden=_CHANNELS.value)
+        self.network = networks.make_network(net_config, num_actions=env.num_actions, num_players=num_players)
+        self.graph = matchmaking.uniform(jnp.zeros((num_players, num_players)))
+        self.games = selfplay.init_selfplay(env, jax.random.PRNGKey(0), num_games=_BATCH.value, graph=self.graph)
+        self.params = self.network.init(jax.random.PRNGKey(1), self.games.env_state.observation)
+        self.lambdas = diversity.lambdas(num_players, _LAM.value if num_players > 1 else 1.0)
+        self.diverse = bool(np.any(np.asarray(self.lambdas) < 1.0))
+        self.feature_fn = features.feature_fn(env)
+        num_features = jax.eval_shape(self.feature_fn, jax.eval_shape(env.init, jax.random.PRNGKey(0))).shape[-1]
+        # ψ as after some training: players apart, so that r_d is not zero.
+        self.psi = 0.1 * jax.random.uniform(jax.random.PRNGKey(3), (num_players, num_features))
+        self.reward_fn = (functools.partial(diversity.team_intrinsic_reward, l0=DiversityConfig().l0)
+                          if self.diverse else None)
+
+    def ours(self, algorithm: str):
+        """Our self-play window (jitted) and the abstract output of one of its searches."""
+        config = search.SearchConfig(num_simulations=_SIMULATIONS.value, algorithm=algorithm)
+        sp_config = selfplay.SelfPlayConfig(num_games=_BATCH.value, num_plies=_PLIES.value)
+        window = jax.jit(lambda params, key, games, psi: selfplay.selfplay_iteration(
+            self.env, self.network.apply, params, key, games, lambdas=self.lambdas, config=sp_config,
+            search_config=config, graph=self.graph, feature_fn=self.feature_fn,
+            intrinsic_reward_fn=self.reward_fn, hook_params=psi))
+        root = self.games.env_state
+        players = jnp.arange(_BATCH.value) % self.num_players
+        one_search = jax.eval_shape(lambda params, key, psi: search.run_search(
+            self.env, self.network.apply, params, key, root, players, self.lambdas[players], config=config,
+            add_noise=True, feature_fn=self.feature_fn if self.diverse else None,
+            intrinsic_reward_fn=self.reward_fn, hook_params=psi), self.params, jax.random.PRNGKey(2), self.psi)
+        key = jax.random.PRNGKey(2)
+        return (lambda: window(self.params, key, self.games, self.psi)), search_tree(one_search)
+
+    def reference(self, algorithm: str):
+        """The reference's window (jitted) and the abstract tree of one of its searches."""
+        window = jax.jit(functools.partial(reference.selfplay, self.env, self.network.apply, algorithm=algorithm,
+                                           num_simulations=_SIMULATIONS.value, num_plies=_PLIES.value))
+        root = self.games.env_state
+        policy_output = jax.eval_shape(functools.partial(
+            reference.search, self.env, self.network.apply, algorithm=algorithm,
+            num_simulations=_SIMULATIONS.value), self.params, jax.random.PRNGKey(2), root)
+        key = jax.random.PRNGKey(2)
+        return (lambda: window(self.params, key, root)), policy_output.search_tree
+
+    def forwards(self, count: int):
+        """``count`` batched network forward passes on the root observations, back to back."""
+        forward = jax.jit(self.network.apply)
+        players = jnp.zeros((_BATCH.value,), jnp.int32)
+        obs = self.games.env_state.observation
+        return lambda: [forward(self.params, obs, players).value for _ in range(count)][-1]
 
 
 def main(argv):
     del argv
     env = envs.make(_GAME.value)
-    n = _NUM_PLAYERS.value
-    net_config = networks.NetworkConfig(channels=_CHANNELS.value, num_blocks=_BLOCKS.value,
-                                        value_hidden=_CHANNELS.value)
-    network = networks.make_network(net_config, num_actions=env.num_actions, num_players=n)
-    graph = matchmaking.uniform(jnp.zeros((n, n)))
-    games = selfplay.init_selfplay(env, jax.random.PRNGKey(0), num_games=_BATCH.value, graph=graph)
-    params = network.init(jax.random.PRNGKey(1), games.env_state.observation)
-    sp_config = selfplay.SelfPlayConfig(num_games=_BATCH.value, num_plies=_PLIES.value)
-    search_config = search.SearchConfig(num_simulations=_SIMULATIONS.value, algorithm=_ALGORITHM.value)
-    play = jax.jit(functools.partial(
-        selfplay.selfplay_iteration, env, network.apply, lambdas=diversity.lambdas(n, 1.0), config=sp_config,
-        search_config=search_config, graph=graph, feature_fn=features.feature_fn(env)))
-    key = jax.random.PRNGKey(2)
-    window_s = _timed(lambda p, k, g: play(p, k, g)[1].action, params, key, games, repeats=_REPEATS.value)
-    forward = jax.jit(network.apply)
-    players = jnp.zeros((_BATCH.value,), jnp.int32)
-    forward_s = _timed(lambda p, o: forward(p, o, players).value, params, games.env_state.observation,
-                       repeats=max(_REPEATS.value, 5))
-    ply_s = window_s / _PLIES.value
-    result = dict(
-        game=_GAME.value, batch=_BATCH.value, simulations=_SIMULATIONS.value, num_players=n,
-        channels=_CHANNELS.value, blocks=_BLOCKS.value, algorithm=_ALGORITHM.value,
-        device=str(jax.devices()[0].platform), num_devices=jax.device_count(),
-        positions_per_s=round(_BATCH.value * _PLIES.value / window_s, 1),
-        ply_ms=round(1e3 * ply_s, 2),
-        forward_ms=round(1e3 * forward_s, 3),
-        overhead_ratio=round(ply_s / ((_SIMULATIONS.value + 1) * forward_s), 2),
-    )
-    json.dump(result, sys.stdout)
+    batch, sims, plies = _BATCH.value, _SIMULATIONS.value, _PLIES.value
+    nodes = batch * (sims + 1)
+    team_sizes = [int(n) for n in _NUM_PLAYERS.value]
+    for algorithm in _ALGORITHMS.value:
+        if algorithm not in search.ALGORITHMS:
+            raise app.UsageError(f"--algorithms: unknown {algorithm!r}; known: {', '.join(search.ALGORITHMS)}")
+    results, speedups = [], {}
+    for n in team_sizes:
+        setup = _Setup(env, n)
+        for algorithm in _ALGORITHMS.value:
+            ours_fn, ours_tree = setup.ours(algorithm)
+            fns = {"ours": ours_fn, "forwards": setup.forwards(_FORWARDS)}
+            if _REFERENCE.value:
+                ref_fn, ref_tree = setup.reference(algorithm)
+                fns["reference"] = ref_fn
+            seconds = _alternating(fns, _REPEATS.value)
+            forward_s = seconds["forwards"] / _FORWARDS
+            row = dict(algorithm=algorithm, num_players=n, lam=round(float(np.asarray(setup.lambdas)[-1]), 4),
+                       diversity_in_search=setup.diverse,
+                       positions_per_s=round(batch * plies / seconds["ours"], 1),
+                       ply_ms=round(1e3 * seconds["ours"] / plies, 2),
+                       forward_ms=round(1e3 * forward_s, 3),
+                       overhead_ratio=round(seconds["ours"] / plies / ((sims + 1) * forward_s), 2),
+                       tree_bytes_per_node=round(tree_bytes(ours_tree) / nodes))
+            if _REFERENCE.value:
+                row.update(reference_positions_per_s=round(batch * plies / seconds["reference"], 1),
+                           reference_ply_ms=round(1e3 * seconds["reference"] / plies, 2),
+                           reference_overhead_ratio=round(seconds["reference"] / plies / ((sims + 1) * forward_s), 2),
+                           reference_tree_bytes_per_node=round(tree_bytes(ref_tree) / nodes),
+                           speedup=round(seconds["reference"] / seconds["ours"], 2))
+                speedups[(algorithm, n)] = seconds["reference"] / seconds["ours"]
+                if n != 1 and (algorithm, 1) in speedups:
+                    row["team_vs_one"] = round(speedups[(algorithm, n)] / speedups[(algorithm, 1)], 2)
+            results.append(row)
+            print(json.dumps(row), file=sys.stderr)  # progress: a long run shows its rows as they come
+    report = dict(game=_GAME.value, batch=batch, simulations=sims, plies=plies, channels=_CHANNELS.value,
+                  blocks=_BLOCKS.value, device=str(jax.devices()[0].platform), num_devices=jax.device_count(),
+                  results=results)
+    json.dump(report, sys.stdout)
     print()
 
 

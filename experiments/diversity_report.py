@@ -29,6 +29,12 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from azdb_jax import distributed  # noqa: E402  (imports no JAX: safe before jax.distributed.initialize)
+
+if __name__ == "__main__":  # multi-host: join the run before the imports below create the XLA backend
+    distributed.define_flags()
+    distributed.initialize_from_argv(sys.argv)
+
 from azdb_jax import arena, opponents, ratings  # noqa: E402
 from azdb_jax import runner  # noqa: E402
 from azdb_jax.evaluation import loading, matches  # noqa: E402

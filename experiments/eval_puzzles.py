@@ -26,6 +26,12 @@ from absl import app, flags, logging
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from azdb_jax import distributed  # noqa: E402  (imports no JAX: safe before jax.distributed.initialize)
+
+if __name__ == "__main__":  # multi-host: join the run before the imports below create the XLA backend
+    distributed.define_flags()
+    distributed.initialize_from_argv(sys.argv)
+
 from azdb_jax import planning  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax.evaluation import puzzles, solvers  # noqa: E402
 from azdb_jax.evaluation.team import SEARCH_MODES, Team, check_num_players, label_rows  # noqa: E402

@@ -22,6 +22,12 @@ from absl import app, flags, logging
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from azdb_jax import distributed  # noqa: E402  (imports no JAX: safe before jax.distributed.initialize)
+
+if __name__ == "__main__":  # multi-host: join the run before the imports below create the XLA backend
+    distributed.define_flags()
+    distributed.initialize_from_argv(sys.argv)
+
 import jax  # noqa: E402  pylint: disable=g-import-not-at-top
 import tqdm  # noqa: E402
 

@@ -8,6 +8,7 @@ python-chess), the others as results and move lists.
   python experiments/play.py --game=nim --heaps=1,3,5,7,9
 """
 
+import sys
 import time
 from typing import Dict, List
 
@@ -16,7 +17,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import envs
+from azdb_jax import distributed  # imports no JAX backend: safe before jax.distributed.initialize
+
+if __name__ == "__main__":  # multi-host: join the run before the import below creates the XLA backend
+    distributed.define_flags()
+    distributed.initialize_from_argv(sys.argv)
+
+from azdb_jax import envs  # noqa: E402  pylint: disable=g-import-not-at-top
 
 _GAME = flags.DEFINE_enum("game", "chess", list(envs.ENV_IDS), "Which game to play.")
 _NUM_GAMES = flags.DEFINE_integer("num_games", 8, "Games played in parallel.", lower_bound=1)

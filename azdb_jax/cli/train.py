@@ -23,34 +23,31 @@ from typing import List
 
 from absl import app, flags, logging
 
+from azdb_jax import distributed  # imports no JAX: safe before jax.distributed.initialize
+
 _PRESET = flags.DEFINE_string("preset", "demo", "Named configuration (azdb_jax/presets.py).")
 _OVERRIDE = flags.DEFINE_multi_string("override", [], "Config override section.field=value (JSON values).")
 _WORKDIR = flags.DEFINE_string("workdir", "runs/demo", "Where config, metrics and checkpoints go.")
 _RESUME = flags.DEFINE_bool("resume", False, "Continue the run in --workdir from its latest checkpoint.")
 _STOP_AFTER = flags.DEFINE_integer("stop_after", None, "Stop after this many iterations (for interruption tests).")
-_COORDINATOR = flags.DEFINE_string("coordinator", None, "Multi-host: coordinator address host:port.")
-_NUM_PROCESSES = flags.DEFINE_integer("num_processes", None, "Multi-host: number of processes.")
-_PROCESS_ID = flags.DEFINE_integer("process_id", None, "Multi-host: this process's id.")
+distributed.define_flags()  # --coordinator, --num_processes, --process_id
 
 
-def initialize_distributed(coordinator, num_processes, process_id) -> None:
-    """``jax.distributed.initialize`` for a multi-process run (no-op without a coordinator).
+def initialize_distributed() -> None:
+    """Joins the multi-process run named by the flags (nothing without ``--coordinator``).
 
-    CPU processes exchange data through gloo collectives (XLA's CPU default has none
-    across processes; the setting does not affect GPU or TPU devices). Must run before
-    the XLA backend is initialised.
+    Runs before the library is imported: importing the game layer creates the XLA
+    backend, after which ``jax.distributed.initialize`` is refused.
     """
-    if not coordinator:
-        return
-    import jax  # pylint: disable=g-import-not-at-top
-
-    jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.distributed.initialize(coordinator, num_processes, process_id)
+    try:
+        distributed.initialize_from_flags()
+    except ValueError as e:  # a missing or inconsistent multi-host flag
+        raise app.UsageError(str(e)) from None
 
 
 def main(argv: List[str]) -> None:
     del argv
-    initialize_distributed(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
+    initialize_distributed()
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
     from azdb_jax import presets, runner  # pylint: disable=g-import-not-at-top
 

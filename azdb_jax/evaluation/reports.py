@@ -31,10 +31,14 @@ def _plain(value: Any) -> Any:
 
 
 def write_atomic(path, text: str) -> pathlib.Path:
-    """Writes ``text`` to ``path`` through a temporary file and a rename."""
+    """Writes ``text`` to ``path`` through a temporary file and a rename.
+
+    The temporary file is named for the writing process, so processes of a multi-host
+    run that write the same report never write into each other's file.
+    """
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text)
         os.replace(tmp, path)

@@ -1,0 +1,109 @@
+"""Multi-host start-up: ``jax.distributed.initialize`` before anything touches the XLA backend.
+
+A multi-host run starts the same command once per process (one per host, or several
+on one machine) with three extra flags::
+
+  --coordinator=HOST:PORT --num_processes=N --process_id=I
+
+``jax.distributed.initialize`` must run before the XLA backend exists, and importing
+the game layer (pgx) already creates it. So every entry point initialises first and
+imports the library after:
+
+- a script whose library imports sit at the top of the file calls
+  ``initialize_from_argv(sys.argv)`` *above* those imports (it reads the three flags
+  itself; absl parses them again, with the script's other flags, in ``app.run``);
+- a console-script module (imported before it runs) imports the library inside its
+  ``main`` and calls ``initialize_from_flags()`` first thing there.
+
+Both define the flags on absl's global ``FLAGS`` with ``define_flags()`` so that
+``--help`` lists them and absl accepts them. Without ``--coordinator`` nothing happens:
+the run is one process. This module imports JAX only inside ``initialize``.
+
+CPU processes exchange arrays through gloo collectives (XLA:CPU has no cross-process
+collectives by default; the setting leaves GPU and TPU devices alone), which is how the
+multi-host path is tested on one machine.
+"""
+
+from typing import Optional, Sequence
+
+from absl import flags
+
+FLAG_NAMES = ("coordinator", "num_processes", "process_id")
+
+
+def _define(flag_values: flags.FlagValues) -> None:
+    if "coordinator" in flag_values:
+        return
+    flags.DEFINE_string("coordinator", None, "Multi-host: the coordinator's address HOST:PORT (process 0's "
+                        "host); the same on every process. Unset: a single-process run.", flag_values=flag_values)
+    flags.DEFINE_integer("num_processes", None, "Multi-host: the number of processes.", lower_bound=1,
+                         flag_values=flag_values)
+    flags.DEFINE_integer("process_id", None, "Multi-host: this process's id in [0, num_processes).",
+                         lower_bound=0, flag_values=flag_values)
+
+
+def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """Defines ``--coordinator``, ``--num_processes`` and ``--process_id`` (once)."""
+    _define(flag_values)
+
+
+def initialize(coordinator: Optional[str], num_processes: Optional[int], process_id: Optional[int]) -> bool:
+    """Joins the multi-process run; returns whether it did (False without a coordinator).
+
+    Raises:
+      ValueError: ``num_processes`` or ``process_id`` missing or out of range, or a
+        coordinator address without a port.
+      RuntimeError (from JAX): the XLA backend already exists (something touched it first).
+    """
+    if not coordinator:
+        if num_processes not in (None, 1) or process_id not in (None, 0):
+            raise ValueError("--num_processes/--process_id need --coordinator=HOST:PORT")
+        return False
+    if num_processes is None or process_id is None:
+        raise ValueError("--coordinator needs --num_processes and --process_id")
+    if not 0 <= process_id < num_processes:
+        raise ValueError(f"--process_id={process_id} must be in [0, --num_processes={num_processes})")
+    host, _, port = coordinator.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--coordinator must be HOST:PORT, got {coordinator!r}")
+    import jax  # pylint: disable=g-import-not-at-top
+
+    if jax.distributed.is_initialized():
+        return True
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator, num_processes, process_id)
+    return True
+
+
+def initialize_from_flags(flag_values: flags.FlagValues = flags.FLAGS) -> bool:
+    """``initialize`` with the parsed absl flags (inside ``main``)."""
+    return initialize(*(flag_values[name].value for name in FLAG_NAMES))
+
+
+def initialize_from_argv(argv: Sequence[str]) -> bool:
+    """``initialize`` with the three flags read from a raw command line (before absl parses it).
+
+    Only those flags are read (``--flag=value`` or ``--flag value``, ``--flagfile`` too);
+    everything else is left for absl. A bad value fails here with absl's message.
+    """
+    own = flags.FlagValues()
+    _define(own)
+    try:
+        own(list(argv), known_only=True)
+    except flags.Error as e:
+        raise SystemExit(f"{argv[0] if argv else 'azdb_jax'}: error: {e}") from None
+    try:
+        return initialize_from_flags(own)
+    except ValueError as e:
+        raise SystemExit(f"{argv[0] if argv else 'azdb_jax'}: error: {e}") from None
+
+
+def is_main_process() -> bool:
+    """Whether this process writes the run's files (process 0; always true for one process)."""
+    import jax  # pylint: disable=g-import-not-at-top
+
+    return jax.process_index() == 0
+
+
+__all__ = ["FLAG_NAMES", "define_flags", "initialize", "initialize_from_argv", "initialize_from_flags",
+           "is_main_process"]

@@ -1,0 +1,106 @@
+"""The benchmarks: the plain pgx + mctx reference plays correct AlphaZero, and the scripts run.
+
+The reference (``benchmarks/reference.py``) is what our self-play is compared with, so it
+must be a working AlphaZero: it finds a win in one on tic-tac-toe with a random network,
+and it never gives weight to an illegal move, at the root or deeper in the tree. The
+benchmark scripts are run end to end on a tiny setup so that they keep working when the
+search or the learner change.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pgx
+import pytest
+
+from azdb_jax import networks
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import reference  # noqa: E402  pylint: disable=g-import-not-at-top
+
+
+def _position_with_a_win_in_one():
+    """X (to move) has 0 and 1, O has 3 and 4: only 2 wins at once (O threatens 5)."""
+    env = pgx.make("tic_tac_toe")
+    state = env.init(jax.random.PRNGKey(0))
+    for action in (0, 3, 1, 4):
+        state = env.step(state, action)
+    return env, jax.tree.map(lambda x: jnp.stack([x] * 4), state)
+
+
+def _tiny_network(env):
+    network = networks.make_network(networks.NetworkConfig(channels=4, num_blocks=1, value_hidden=4),
+                                    num_actions=env.num_actions, num_players=1)
+    return network, network.init(jax.random.PRNGKey(7), jnp.zeros((1,) + env.observation_shape))
+
+
+@pytest.mark.parametrize("algorithm", reference.ALGORITHMS)
+def test_reference_finds_a_win_in_one(algorithm):
+    env, state = _position_with_a_win_in_one()
+    network, params = _tiny_network(env)
+    search = jax.jit(lambda p, k, s: reference.search(env, network.apply, p, k, s, algorithm=algorithm,
+                                                        num_simulations=48))
+    out = search(params, jax.random.PRNGKey(1), state)
+    np.testing.assert_array_equal(np.asarray(out.action_weights.argmax(-1)), [2, 2, 2, 2])  # most visited
+    if algorithm == "gumbel":  # (PUCT's action is sampled in proportion to the visits)
+        np.testing.assert_array_equal(np.asarray(out.action), [2, 2, 2, 2])
+
+
+@pytest.mark.parametrize("algorithm", reference.ALGORITHMS)
+def test_reference_never_weighs_illegal_moves(algorithm):
+    env = pgx.make("tic_tac_toe")  # every move makes a square illegal: masks matter at every depth
+    network, params = _tiny_network(env)
+    state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 8))
+    out = jax.jit(lambda p, k, s: reference.search(env, network.apply, p, k, s, algorithm=algorithm,
+                                                   num_simulations=16))(params, jax.random.PRNGKey(1), state)
+    legal = np.asarray(state.legal_action_mask)
+    assert np.all(np.asarray(out.action_weights)[~legal] == 0)
+    # Deeper: every expanded node's priors are masked with its own position's legal moves.
+    tree = out.search_tree
+    expanded = np.asarray(tree.node_visits) > 0  # [B, N]
+    node_legal = np.asarray(tree.embeddings.legal_action_mask)  # [B, N, A]
+    logits = np.asarray(tree.children_prior_logits)  # [B, N, A]
+    illegal = expanded[..., None] & ~node_legal
+    assert illegal[:, 1:].any()  # interior nodes with illegal moves were expanded
+    assert np.all(logits[illegal] == np.finfo(np.float32).min)
+
+
+def _run(script: str, *args: str) -> dict:
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], env=env, cwd=REPO,
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_selfplay_benchmark_compares_with_the_reference():
+    report = _run("selfplay.py", "--game=tic_tac_toe", "--batch=4", "--simulations=3", "--plies=2",
+                  "--channels=2", "--blocks=0", "--num_players=1,2", "--algorithms=gumbel", "--repeats=1")
+    rows = report["results"]
+    assert [(r["algorithm"], r["num_players"], r["diversity_in_search"]) for r in rows] == [
+        ("gumbel", 1, False), ("gumbel", 2, True)]
+    for row in rows:
+        assert row["speedup"] == pytest.approx(row["positions_per_s"] / row["reference_positions_per_s"],
+                                               rel=0.1, abs=0.02)
+        assert row["overhead_ratio"] > 0 and row["reference_overhead_ratio"] > 0
+    # The reference keeps whole pgx states in its tree: at least a state's bytes per node.
+    state = jax.eval_shape(pgx.make("tic_tac_toe").init, jax.random.PRNGKey(0))
+    state_bytes = sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(state))
+    assert rows[0]["reference_tree_bytes_per_node"] > state_bytes
+    assert 0 < rows[0]["tree_bytes_per_node"]
+    assert rows[1]["team_vs_one"] > 0
+
+
+def test_learner_benchmark_compares_with_a_bare_step():
+    report = _run("learner.py", "--game=tic_tac_toe", "--batch=8", "--channels=2", "--blocks=0",
+                  "--num_players=2", "--repeats=1")
+    assert report["step_ms"] > 0 and report["bare_step_ms"] > 0
+    assert report["ratio"] == pytest.approx(report["step_ms"] / report["bare_step_ms"], rel=0.1, abs=0.02)
