@@ -80,19 +80,22 @@ class FairyStockfish:
       variant: ``UCI_Variant`` (checked against the engine's list).
       threads, hash_mb: the engine's ``Threads`` and ``Hash`` (MiB).
       skill_level: ``Skill Level`` (-20..20), None for full strength.
+      options: further UCI options, e.g. ``{"Contempt": 0}`` for analysis.
       timeout: seconds to wait for an answer beyond a search's own time limit.
     """
 
     def __init__(self, path: Optional[str] = None, *, variant: str = "gardner", threads: int = 1,
-                 hash_mb: int = 16, skill_level: Optional[int] = None, timeout: float = 60.0):
+                 hash_mb: int = 16, skill_level: Optional[int] = None, options: Optional[Dict[str, object]] = None,
+                 timeout: float = 60.0):
         self.path = find_fairy_stockfish(path)
         self.variant = variant
         self.engine = uci.UciEngine([self.path], name="Fairy-Stockfish", timeout=timeout)
         try:
-            options: Dict[str, object] = {"UCI_Variant": variant, "Threads": threads, "Hash": hash_mb}
+            settings: Dict[str, object] = {"UCI_Variant": variant, "Threads": threads, "Hash": hash_mb}
             if skill_level is not None:
-                options["Skill Level"] = skill_level
-            for name, value in options.items():
+                settings["Skill Level"] = skill_level
+            settings.update(options or {})
+            for name, value in settings.items():
                 self.engine.set_option(name, value)
             self.engine.is_ready()
         except BaseException:
@@ -122,6 +125,12 @@ class FairyStockfish:
         """The FEN the engine holds after ``position fen ... moves ...``."""
         self.engine.position(fen, moves)
         return self.engine.display()["Fen"]
+
+    def analyse_board(self, board, *, limit: chess.engine.Limit, multipv: int = 1,
+                      new_game: bool = True) -> uci.SearchResult:
+        """``analyse`` of a board's root FEN and move stack (``GardnerBoard`` or ``chess.Board``)."""
+        fen, moves = _position_of(board)
+        return self.analyse(fen, moves, limit=limit, multipv=multipv, new_game=new_game)
 
     def analyse(self, fen: str, moves: Sequence[str] = (), *, limit: chess.engine.Limit, multipv: int = 1,
                 new_game: bool = True) -> uci.SearchResult:
