@@ -153,7 +153,8 @@ class _Checker:
                 # Explained: our env ends the game by rule, the engine (a UCI engine) plays on.
                 self.counts[f"explained_{reason}_engine_plays_on"] += 1
         self.fens.append(fen)
-        self.stepped.append((tuple(gardner_interop.legal_actions(state)), tuple(np.asarray(state._zobrist_hash).tolist())))
+        position_hash = tuple(np.asarray(state._zobrist_hash).tolist())
+        self.stepped.append((tuple(gardner_interop.legal_actions(state)), position_hash))
         return reason
 
     def play_game(self, game: int, engine_line: bool, budget: int, engine_nodes: int, random_rate: float,

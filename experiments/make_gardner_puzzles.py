@@ -303,7 +303,8 @@ def write_sets(builder: SetBuilder, out_dir: str, *, header_note: str) -> Dict[s
         row = dict(row, id=f"gv-{row['set']}-{index + 1:03d}")
         lines.append(_csv_line([row[c] for c in VALUE_HEADER]))
     reports.write_atomic(os.path.join(out_dir, f"{gardner_data.VALUE_SET}.csv"), "\n".join(lines) + "\n")
-    sizes["values_draw"], sizes["values_decisive"] = len(builder.rows["values_draw"]), len(builder.rows["values_decisive"])
+    for name in ("values_draw", "values_decisive"):
+        sizes[name] = len(builder.rows[name])
     return sizes
 
 

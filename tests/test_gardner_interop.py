@@ -84,16 +84,19 @@ def test_builder_agrees_with_pgx_from_fen(fen):
     ours = gi.state_from_fen(fen)
     theirs = pgx_gardner.State._from_fen(fen)  # pylint: disable=protected-access
     for field in ("_board", "_turn", "_halfmove_count", "_fullmove_count", "terminated"):
-        np.testing.assert_array_equal(np.asarray(getattr(ours, field)), np.asarray(getattr(theirs, field)), err_msg=field)
+        np.testing.assert_array_equal(np.asarray(getattr(ours, field)), np.asarray(getattr(theirs, field)),
+                                      err_msg=field)
     # pgx's routine always makes the side to move player 0; ours makes White player 0.
     mover_reward = lambda s: float(s.rewards[int(s.current_player)])  # noqa: E731
     assert mover_reward(ours) == mover_reward(theirs)
     assert int(ours.current_player) == int(ours._turn) and int(theirs.current_player) == 0
     if not bool(ours.terminated):
         np.testing.assert_array_equal(np.asarray(ours.legal_action_mask), np.asarray(theirs.legal_action_mask))
-    # pgx's routine keeps its own start position in the history; ours has none.
+    # pgx's routine keeps its own start position (board and stale hash) in the history; ours has none.
     assert int((np.asarray(ours._hash_history) != 0).any(axis=1).sum()) == 1
     assert int((np.asarray(theirs._hash_history) != 0).any(axis=1).sum()) == 2
+    assert int((np.asarray(theirs._board_history) != 0).any(axis=1).sum()) == 2
+    assert int((np.asarray(ours._board_history) != 0).any(axis=1).sum()) == 1
 
 
 def test_batch_equals_single_builds():

@@ -34,7 +34,6 @@ UCI engine does not adjudicate these, Fairy-Stockfish plays on or scores them in
 """
 
 import jax
-import jax.numpy as jnp
 from pgx import gardner_chess as pgx_gardner
 from pgx.gardner_chess import (  # pylint: disable=protected-access
     MAX_TERMINATION_STEPS,

@@ -134,6 +134,9 @@ class GardnerBoard:
             move = chess.Move.from_uci(uci)
         except chess.InvalidMoveError:
             raise chess.InvalidMoveError(f"invalid uci: {uci!r}") from None
+        squares = (move.from_square, move.to_square)
+        if move and any(chess.square_file(s) > 4 or chess.square_rank(s) > 4 for s in squares):
+            raise chess.InvalidMoveError(f"invalid uci: {uci!r} leaves the 5x5 board")
         if move.uci() not in self._status[-1].uci:
             raise chess.IllegalMoveError(f"illegal uci: {uci!r} in {self.fen()}")
         return move

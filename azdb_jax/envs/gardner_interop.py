@@ -17,9 +17,10 @@ Fairy-Stockfish writes them.
 
 States are built by one jitted, vmapped call from pgx's own position routines (piece
 lists, legal moves, hash, terminal flags, observation), with an empty history: unlike
-``pgx.gardner_chess.State._from_fen``, whose history also holds pgx's initial position
-(so that a loaded start position repeats once too early), and which runs one compiled
-call per position. White is player 0, as in ``chess_interop``.
+``pgx.gardner_chess.State._from_fen``, whose history also holds pgx's initial board and
+its stale hash (the observation then shows the start position as the previous one), which
+makes the side to move player 0, and which runs several compiled calls per position.
+White is player 0, as in ``chess_interop``.
 """
 
 import functools
@@ -51,6 +52,7 @@ __all__ = [
     "state_to_fen",
     "action_to_uci",
     "uci_to_action",
+    "decode_actions",
     "legal_actions",
     "legal_uci_moves",
     "legal_mask",
@@ -281,7 +283,8 @@ def fen_of(board: np.ndarray, white_to_move: bool, halfmove_clock: int = 0, full
             if code == 0:
                 empty += 1
                 continue
-            text += (str(empty) if empty else "") + (_PIECE_LETTERS[code] if code > 0 else _PIECE_LETTERS[-code].lower())
+            letter = _PIECE_LETTERS[code] if code > 0 else _PIECE_LETTERS[-code].lower()
+            text += (str(empty) if empty else "") + letter
             empty = 0
         rows.append(text + (str(empty) if empty else ""))
     return f"{'/'.join(rows)} {'w' if white_to_move else 'b'} - - {halfmove_clock} {fullmove_number}"

@@ -4,9 +4,9 @@ A ``Team`` is a network with its parameters, the game it plays, its size and the
 search settings used to evaluate it. ``experiments/eval_lib.load_team`` builds one
 from a run's checkpoint; tests build one from any ``apply_fn`` (e.g. a stub network).
 
-A *solver* answers chess positions (``chess.Board``) or Gardner chess positions
-(``azdb_jax.envs.gardner_board.GardnerBoard``, the same board API) for the puzzle runners
-(``azdb_jax.evaluation.puzzles``): ``solver(boards) -> SolverOutput``, one UCI move and one value per position for each of
+A *solver* answers chess positions (``chess.Board``; Gardner chess: ``GardnerBoard``, the
+same board API) for the puzzle runners (``azdb_jax.evaluation.puzzles``):
+``solver(boards) -> SolverOutput``, one UCI move and one value per position for each of
 its *columns* (a team player, a selection rule, a control copy, a reference engine).
 ``groups`` names oracle columns scored as "solved if any member solved it"
 (max-over-latents, the homogeneous control's max over copies).
