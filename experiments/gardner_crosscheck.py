@@ -38,6 +38,8 @@ from typing import Any, Dict, List, Optional
 import chess.engine
 import jax
 import numpy as np
+import pgx
+import pgx.core
 from absl import app, flags
 
 from azdb_jax import envs
@@ -90,10 +92,11 @@ def reference_end(engine_moves: List[str], checkers: List[str], fen: str, seen: 
 class _Checker:
     """Plays and checks games; collects counts and mismatches."""
 
-    def __init__(self, engine: fairy_stockfish.FairyStockfish, rng: np.random.Generator, max_mismatches: int):
+    def __init__(self, engine: fairy_stockfish.FairyStockfish, rng: np.random.Generator, max_mismatches: int,
+                 env: Optional[pgx.core.Env] = None):
         self.engine = engine
         self.rng = rng
-        self.env = envs.make("gardner_chess")
+        self.env = envs.make("gardner_chess") if env is None else env
         self.step = jax.jit(self.env.step)
         self.init = jax.jit(self.env.init)
         self.counts: Dict[str, int] = collections.Counter()
@@ -236,18 +239,20 @@ def random_endgame_fen(rng: np.random.Generator) -> str:
 
 def crosscheck(engine: fairy_stockfish.FairyStockfish, *, positions: int, seed: int = 0,
                engine_games: float = 0.3, endgame_games: float = 0.15, engine_nodes: int = 2000,
-               random_rate: float = 0.2, max_mismatches: int = 50) -> Dict[str, Any]:
+               random_rate: float = 0.2, max_mismatches: int = 50, env: Optional[pgx.core.Env] = None
+               ) -> Dict[str, Any]:
     """Checks at least ``positions`` positions; returns the report (see the module docstring).
 
     ``engine_games`` of the games are played by the engine (``engine_nodes`` per move, a
     random move with probability ``random_rate``), ``endgame_games`` start from random
     endgames (``random_endgame_fen``) with random moves, the others start from the start
-    position with random moves.
+    position with random moves. ``env`` (default ``envs.make("gardner_chess")``) is the
+    env whose games are checked, e.g. ``pgx.make("gardner_chess")`` to see pgx's traps.
     """
     if not isinstance(positions, int) or positions < 1:
         raise ValueError(f"positions must be an int >= 1, got {positions!r}")
     rng = np.random.default_rng(seed)
-    checker = _Checker(engine, rng, max_mismatches)
+    checker = _Checker(engine, rng, max_mismatches, env)
     began = time.time()
     games = collections.Counter()
     game = 0
@@ -262,6 +267,7 @@ def crosscheck(engine: fairy_stockfish.FairyStockfish, *, positions: int, seed: 
     counts = dict(sorted(checker.counts.items()))
     unexplained = sum(v for k, v in counts.items() if k.startswith("mismatch_"))
     return dict(
+        env=type(checker.env).__module__ + "." + type(checker.env).__name__,
         engine=engine.name, variant=engine.variant, seed=seed, positions=counts.get("positions", 0),
         games=dict(games), engine_nodes=engine_nodes, random_rate=random_rate,
         unexplained_mismatches=unexplained, counts=counts, mismatches=checker.mismatches,
@@ -280,7 +286,8 @@ def main(argv):
         with fairy_stockfish.FairyStockfish(flags_.fairy_stockfish) as engine:
             report = crosscheck(engine, positions=flags_.positions, seed=flags_.seed,
                                 engine_games=flags_.engine_games, endgame_games=flags_.endgame_games,
-                                engine_nodes=flags_.engine_nodes)
+                                engine_nodes=flags_.engine_nodes,
+                                env=pgx.make("gardner_chess") if flags_.pgx_env else None)
     except (fairy_stockfish.FairyStockfishNotFound, fairy_stockfish.FairyStockfishError, ValueError) as error:
         sys.exit(f"gardner_crosscheck: {error}")
     if flags_.out:
@@ -302,5 +309,6 @@ if __name__ == "__main__":
     flags.DEFINE_integer("engine_nodes", 2000, "Fairy-Stockfish nodes per move in engine-played games.")
     flags.DEFINE_string("fairy_stockfish", None, "Fairy-Stockfish binary (default: $AZDB_FAIRY_STOCKFISH, PATH, "
                         "/usr/games/fairy-stockfish).")
+    flags.DEFINE_bool("pgx_env", False, "Check pgx's own gardner_chess env instead of ours (its hashes differ).")
     flags.DEFINE_string("out", None, "Write the JSON report here.")
     app.run(main)

@@ -43,7 +43,7 @@ def packaged_path(name: str) -> pathlib.Path:
     """Path of a packaged set (``SETS``); FileNotFoundError if it was not generated."""
     if name not in SETS:
         raise ValueError(f"unknown Gardner puzzle set {name!r}; valid sets: {', '.join(SETS)}")
-    resource = importlib.resources.files("azdb_jax.data").joinpath(FOLDER, f"{name}.csv")
+    resource = importlib.resources.files("azdb_jax.data").joinpath(FOLDER).joinpath(f"{name}.csv")
     path = pathlib.Path(str(resource))
     if not path.is_file():
         raise FileNotFoundError(f"Gardner puzzle set {name!r} not found at {path}; regenerate the sets with "
