@@ -15,8 +15,9 @@ Appendix C.5 exact and cheap (``azdb_jax.evaluation.specialisation``).
 
 Against a UCI engine (chess with Stockfish, Gardner chess with Fairy-Stockfish)
 ``play_engine_match`` runs a host loop over plies that keeps host boards (``chess.Board``
-or ``GardnerBoard``, through ``azdb_jax.envs.board_interop``) and pgx states in step. Games are written out (PGN for
-chess, a text record otherwise) by ``azdb_jax.evaluation.game_records``.
+or ``GardnerBoard``, through ``azdb_jax.envs.board_interop``) and pgx states in step.
+Games are written out (PGN for chess, a text record otherwise) by
+``azdb_jax.evaluation.game_records``.
 """
 
 import dataclasses
