@@ -121,8 +121,7 @@ def stub_engine(fsf_path):
         yield engine
 
 
-def test_stub_decodes_observations_like_our_fens(stub_engine):
-    del stub_engine
+def test_stub_decodes_observations_like_our_fens():
     for fen in ("4k/5/5/1p3/R3K b - - 7 31", gardner_interop.STARTING_FEN, "k1K2/5/5/5/1R3 w - - 0 1"):
         state = gardner_interop.state_from_fen(fen)
         decoded = gardner_mate_stub.fen_from_observation(np.asarray(state.observation))
