@@ -38,7 +38,7 @@ setuptools.setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=setuptools.find_packages(include=["azdb_jax", "azdb_jax.*"]),
-    package_data={"azdb_jax.data": ["*.csv"]},
+    package_data={"azdb_jax.data": ["*.csv", "gardner_puzzles/*.csv"]},
     install_requires=INSTALL_REQUIRES,
     extras_require=EXTRAS_REQUIRE,
     license="Apache-2.0",

@@ -3,7 +3,9 @@
 Every loader takes a path and returns a :class:`Loaded` tuple of frozen records with a
 ``.skipped`` report; ``strict=True`` (default) raises :class:`DataFormatError` naming the
 file, line and reason at the first bad line. Third-party files live under ``AZDB_DATA_DIR``
-(see :func:`data_path`); only the paper's own position list ships with the package.
+(see :func:`data_path`); only the paper's own position list and our engine-labelled Gardner
+chess sets (:mod:`azdb_jax.data.gardner`, ``variant="gardner"`` in the loaders) ship with
+the package.
 
 Example::
 
@@ -23,6 +25,7 @@ from azdb_jax.data.epd import (
     sts_suite,
     sts_theme,
 )
+from azdb_jax.data.gardner import load_gardner_puzzles, load_gardner_values
 from azdb_jax.data.lichess import LichessPuzzle, is_correct_solver_move, load_lichess_puzzles
 from azdb_jax.data.openings import Opening, load_openings, replay_movetext
 from azdb_jax.data.paper import PaperPosition, load_paper_positions, paper_value_solved
@@ -41,6 +44,8 @@ __all__ = [
     "is_correct_solver_move",
     "load_book",
     "load_epd",
+    "load_gardner_puzzles",
+    "load_gardner_values",
     "load_lichess_puzzles",
     "load_openings",
     "load_paper_positions",

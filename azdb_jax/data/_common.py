@@ -184,12 +184,37 @@ def _move_problem(exc: ValueError) -> str:
     return "invalid move"
 
 
-def parse_board(fen: str, what: str = "FEN") -> chess.Board:
-    """``chess.Board(fen)`` with the reason ``"bad FEN '...': <python-chess reason>"``."""
-    try:
+VARIANTS = ("chess", "gardner")
+
+
+def check_variant(variant: str) -> str:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; valid variants: {', '.join(VARIANTS)}")
+    return variant
+
+
+def new_board(fen: str, variant: str = "chess"):
+    """A board of ``variant``: ``chess.Board(fen)``, or a Gardner chess (5x5) ``GardnerBoard``.
+
+    ``GardnerBoard`` (``azdb_jax.envs.gardner_board``) offers the part of ``chess.Board``'s
+    API the loaders and puzzle runners use; it is imported only for Gardner positions, so
+    loading chess data needs no JAX.
+    """
+    if check_variant(variant) == "chess":
         return chess.Board(fen)
+    from azdb_jax.envs.gardner_board import GardnerBoard  # pylint: disable=g-import-not-at-top
+
+    return GardnerBoard(fen)
+
+
+def parse_board(fen: str, what: str = "FEN", variant: str = "chess"):
+    """``new_board(fen, variant)`` with the reason ``"bad FEN '...': <reason>"``."""
+    try:
+        return new_board(fen, variant)
     except ValueError as exc:
-        detail = str(exc).split(":")[0]
+        text = str(exc)
+        # python-chess: "<reason>: '<fen>'"; Gardner: "invalid Gardner FEN '<fen>': <reason>".
+        detail = text.split(": ", 1)[1] if variant == "gardner" and ": " in text else text.split(":")[0]
         raise LineError(f"bad {what} {fen!r}: {detail}") from None
 
 

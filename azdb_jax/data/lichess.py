@@ -10,6 +10,9 @@ Layouts accepted (columns are found by header name, case-insensitive):
 In every layout the FEN is the position BEFORE the opponent's move ``Moves[0]``; the solver
 then plays ``Moves[1]``, the opponent replies ``Moves[2]``, and so on. Every move
 is checked to be legal in sequence.
+
+``variant="gardner"`` reads Gardner chess (5x5) puzzles in the same layouts (e.g. the
+engine-labelled sets of ``azdb_jax.data.gardner``); their boards are ``GardnerBoard``s.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from azdb_jax.data._common import (
     PathLike,
     collect,
     content_lines,
+    check_variant,
     move_text,
+    new_board,
     parse_board,
     parse_uci,
     read_lines,
@@ -68,6 +73,7 @@ class LichessPuzzle:
       game_url: ``GameUrl``, or None.
       opening_tags: ``OpeningTags`` split on spaces.
       extra: other columns as ``(header, text)`` pairs, e.g. ``(("SortKey", "1764192"),)``.
+      variant: ``"chess"``, or ``"gardner"`` for Gardner chess (boards are ``GardnerBoard``).
     """
 
     fen: str
@@ -81,6 +87,7 @@ class LichessPuzzle:
     game_url: str | None = None
     opening_tags: tuple[str, ...] = ()
     extra: tuple[tuple[str, str], ...] = ()
+    variant: str = "chess"
 
     @functools.cached_property
     def start_fen(self) -> str:
@@ -100,16 +107,24 @@ class LichessPuzzle:
     @property
     def solver_color(self) -> chess.Color:
         """``chess.WHITE`` or ``chess.BLACK``: the side NOT to move in ``fen``."""
-        return not chess.Board(self.fen).turn
+        return self.fen.split()[1] == "b"
 
-    def board_at(self, step: int) -> chess.Board:
-        """The board where the solver must find ``solution[step]`` (0-based step)."""
+    @functools.cached_property
+    def _boards(self) -> tuple:
+        """The board before each solver move, played once (Gardner moves are stepped by the env)."""
+        board = new_board(self.fen, self.variant)
+        boards = []
+        for index, uci in enumerate(self.moves[:-1]):
+            board.push_uci(uci)
+            if index % 2 == 0:
+                boards.append(board.copy())
+        return tuple(boards)
+
+    def board_at(self, step: int):
+        """The board where the solver must find ``solution[step]`` (0-based step), a fresh copy."""
         if not 0 <= step < len(self.solution):
             raise IndexError(f"step {step} out of range for {len(self.solution)} solver moves")
-        board = chess.Board(self.fen)
-        for uci in self.moves[: 2 * step + 1]:
-            board.push_uci(uci)
-        return board
+        return self._boards[step].copy()
 
 
 def is_correct_solver_move(puzzle: LichessPuzzle, step: int, move: str | chess.Move) -> bool:
@@ -138,7 +153,7 @@ def _parse_int(name: str, text: str) -> int | None:
         raise LineError(f"{name} {text!r} is not an integer") from None
 
 
-def _parse_row(header: tuple[str, ...], text: str) -> LichessPuzzle:
+def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> LichessPuzzle:
     values = split_csv_line(text)
     if len(values) != len(header):
         raise LineError(f"expected {len(header)} columns ({','.join(header)}), got {len(values)}")
@@ -156,7 +171,7 @@ def _parse_row(header: tuple[str, ...], text: str) -> LichessPuzzle:
             fields[field] = value.strip() or None
         else:
             fields[field] = value.strip()
-    board = parse_board(str(fields["fen"]))
+    board = parse_board(str(fields["fen"]), variant=variant)
     tokens = str(fields["moves"]).split()
     if len(tokens) < 2 or len(tokens) % 2:
         raise LineError(f"Moves must hold an even number (>= 2) of moves, got {len(tokens)}")
@@ -167,18 +182,18 @@ def _parse_row(header: tuple[str, ...], text: str) -> LichessPuzzle:
         moves.append(move.uci())
         board.push(move)
     fields["moves"] = tuple(moves)
-    return LichessPuzzle(extra=tuple(extra), **fields)
+    return LichessPuzzle(extra=tuple(extra), variant=variant, **fields)
 
 
-def _looks_like_fen(text: str) -> bool:
+def _looks_like_fen(text: str, variant: str = "chess") -> bool:
     try:
-        parse_board(text)
+        parse_board(text, variant=variant)
     except ValueError:
         return False
     return True
 
 
-def _header(path: PathLike, number: int, text: str) -> tuple[tuple[str, ...], bool]:
+def _header(path: PathLike, number: int, text: str, variant: str = "chess") -> tuple[tuple[str, ...], bool]:
     """Returns ``(column names, whether this line is a header)`` from the first line."""
     try:
         values = [value.strip() for value in split_csv_line(text)]
@@ -193,9 +208,9 @@ def _header(path: PathLike, number: int, text: str) -> tuple[tuple[str, ...], bo
         if len(known) != len(set(known)):
             raise DataFormatError(path, number, "header names a column twice", text)
         return tuple(values), True
-    if len(values) == 3 and _looks_like_fen(values[0]):
+    if len(values) == 3 and _looks_like_fen(values[0], variant):
         return SHORT_COLUMNS, False
-    if len(values) >= len(LICHESS_COLUMNS) and _looks_like_fen(values[1]):
+    if len(values) >= len(LICHESS_COLUMNS) and _looks_like_fen(values[1], variant):
         extra = tuple(f"column{index + 1}" for index in range(len(LICHESS_COLUMNS), len(values)))
         return LICHESS_COLUMNS + extra, False
     raise DataFormatError(
@@ -207,7 +222,7 @@ def _header(path: PathLike, number: int, text: str) -> tuple[tuple[str, ...], bo
     )
 
 
-def load_lichess_puzzles(path: PathLike, *, strict: bool = True) -> Loaded[LichessPuzzle]:
+def load_lichess_puzzles(path: PathLike, *, strict: bool = True, variant: str = "chess") -> Loaded[LichessPuzzle]:
     """Loads a Lichess puzzle CSV (see the module docstring for the accepted layouts).
 
     Blank and ``#`` lines are skipped. Quoted fields may not span lines.
@@ -216,15 +231,17 @@ def load_lichess_puzzles(path: PathLike, *, strict: bool = True) -> Loaded[Liche
       path: the ``.csv`` file.
       strict: raise :class:`~azdb_jax.data.DataFormatError` at the first bad row (default),
         or keep the good rows and list bad ones in ``.skipped``. A bad header always raises.
+      variant: ``"chess"`` (default) or ``"gardner"`` (Gardner chess FENs and moves).
 
     Returns:
       A :class:`~azdb_jax.data.Loaded` tuple of :class:`LichessPuzzle`.
     """
+    check_variant(variant)
     lines = read_lines(path)
     rows = content_lines(lines)
     first = next(rows, None)
     if first is None:
         return Loaded()
-    header, is_header = _header(path, *first)
+    header, is_header = _header(path, *first, variant=variant)
     start = first[0] if is_header else first[0] - 1
-    return collect(path, content_lines(lines, start), lambda text: _parse_row(header, text), strict=strict)
+    return collect(path, content_lines(lines, start), lambda text: _parse_row(header, text, variant), strict=strict)

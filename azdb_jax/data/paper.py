@@ -9,6 +9,11 @@ Several Penrose positions are illegal in standard chess (more than 16 pieces a s
 more than 8 pawns) yet playable: python-chess builds them and generates their moves, and
 ``board.is_valid()`` is False. They load with ``legal=False`` and their python-chess
 status in ``illegal_reasons``; they are not rejected.
+
+The same CSV layout holds other value-puzzle lists: ``variant="gardner"`` reads Gardner
+chess (5x5) positions (e.g. the engine-labelled drawn-but-tricky set of
+``azdb_jax.data.gardner``), with any set names and ``legal`` always true (the Gardner FEN
+parser rejects positions it cannot play).
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from azdb_jax.data._common import (
     LineError,
     Loaded,
     PathLike,
+    check_variant,
     collect,
+    new_board,
     content_lines,
     parse_board,
     read_header,
@@ -55,6 +62,7 @@ class PaperPosition:
       legal: whether the position is legal in standard chess (``board.is_valid()``).
       illegal_reasons: python-chess status names when not legal, e.g.
         ``("too_many_white_pieces",)``; empty when legal.
+      variant: ``"chess"``, or ``"gardner"`` for Gardner chess (``board()`` is a ``GardnerBoard``).
     """
 
     id: str
@@ -66,10 +74,11 @@ class PaperPosition:
     value: float
     legal: bool
     illegal_reasons: tuple[str, ...] = ()
+    variant: str = "chess"
 
-    def board(self) -> chess.Board:
-        """A fresh ``chess.Board`` (works for the illegal positions too)."""
-        return chess.Board(self.fen)
+    def board(self):
+        """A fresh board (``chess.Board``; works for the illegal positions too; or ``GardnerBoard``)."""
+        return new_board(self.fen, self.variant)
 
 
 def paper_value_solved(position: PaperPosition, value: float, *, tolerance: float = 0.25) -> bool:
@@ -90,19 +99,21 @@ def _parse_bool(text: str) -> bool:
     raise LineError(f"legal {text!r} is not true/false")
 
 
-def _parse_row(header: tuple[str, ...], text: str) -> PaperPosition:
+def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> PaperPosition:
     values = split_csv_line(text)
     if len(values) != len(header):
         raise LineError(f"expected {len(header)} columns ({','.join(header)}), got {len(values)}")
     row = {name: value.strip() for name, value in zip(header, values)}
     if not row["id"]:
         raise LineError("empty id")
-    if row["set"] not in SETS:
+    if variant == "chess" and row["set"] not in SETS:
         raise LineError(f"set {row['set']!r} is not one of {', '.join(SETS)}")
+    if not row["set"]:
+        raise LineError("empty set")
     table = row.get("paper_table", "")
     if table and not table.isdigit():
         raise LineError(f"paper_table {table!r} is not an integer")
-    board = parse_board(row["fen"])
+    board = parse_board(row["fen"], variant=variant)
     side = "white" if board.turn == chess.WHITE else "black"
     if row["to_move"] != side:
         raise LineError(f"to_move {row['to_move']!r} disagrees with the FEN ({side} to move)")
@@ -115,7 +126,7 @@ def _parse_row(header: tuple[str, ...], text: str) -> PaperPosition:
         raise LineError(f"value {row['value']!r} is not a number") from None
     if not math.isclose(value, OUTCOME_VALUES[outcome]):
         raise LineError(f"value {row['value']} disagrees with outcome {outcome!r}")
-    reasons = status_names(board)
+    reasons = status_names(board) if variant == "chess" else ()
     legal = not reasons
     if "legal" in row and _parse_bool(row["legal"]) != legal:
         raise LineError(f"legal={row['legal']} but python-chess says {'+'.join(reasons) or 'valid'}")
@@ -132,10 +143,11 @@ def _parse_row(header: tuple[str, ...], text: str) -> PaperPosition:
         value=value,
         legal=legal,
         illegal_reasons=reasons,
+        variant=variant,
     )
 
 
-def _load(path: PathLike, strict: bool) -> Loaded[PaperPosition]:
+def _load(path: PathLike, strict: bool, variant: str = "chess") -> Loaded[PaperPosition]:
     lines = read_lines(path)
     first = read_header(path, lines)
     if first is None:
@@ -150,7 +162,7 @@ def _load(path: PathLike, strict: bool) -> Loaded[PaperPosition]:
 
     def parse_unique(row: str) -> PaperPosition:
         # Ids must be unique: results are reported per id.
-        position = _parse_row(header, row)
+        position = _parse_row(header, row, variant)
         if position.id in seen:
             raise LineError(f"duplicate id {position.id!r}")
         seen.add(position.id)
@@ -164,6 +176,7 @@ def load_paper_positions(
     *,
     path: PathLike | None = None,
     strict: bool = True,
+    variant: str = "chess",
 ) -> Loaded[PaperPosition]:
     """Loads the paper's Penrose/Challenge positions (68: 53 Penrose + 15 Challenge).
 
@@ -174,18 +187,22 @@ def load_paper_positions(
         and ``python_chess_status`` are accepted too).
       strict: raise :class:`~azdb_jax.data.DataFormatError` at the first bad row (default),
         or keep good rows and list bad ones in ``.skipped``.
+      variant: ``"chess"`` (default) or ``"gardner"``: Gardner chess positions (``path``
+        required; ``set`` may then name any set of the file).
 
     Returns:
       A :class:`~azdb_jax.data.Loaded` tuple of :class:`PaperPosition`, in file order.
     """
-    if set is not None and set not in SETS:
+    if check_variant(variant) == "chess" and set is not None and set not in SETS:
         raise ValueError(f"set must be None, 'penrose' or 'challenge', got {set!r}")
     if path is None:
+        if variant != "chess":
+            raise ValueError(f"the packaged list holds chess positions; give the path of a {variant} value-puzzle file")
         resource = importlib.resources.files("azdb_jax.data").joinpath(PACKAGED_FILE)
         with importlib.resources.as_file(resource) as packaged:
             loaded = _load(packaged, strict)
     else:
-        loaded = _load(path, strict)
+        loaded = _load(path, strict, variant)
     if set is None:
         return loaded
     return Loaded((position for position in loaded if position.set == set), loaded.skipped)

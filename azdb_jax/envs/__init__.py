@@ -27,6 +27,12 @@ def _make_chess(**kwargs) -> pgx.core.Env:
     return Chess(**kwargs)
 
 
+def _make_gardner_chess(**kwargs) -> pgx.core.Env:
+    from azdb_jax.envs.gardner import GardnerChess  # pylint: disable=g-import-not-at-top
+
+    return GardnerChess(**kwargs)
+
+
 def _pgx_factory(env_id: str) -> Callable[..., pgx.core.Env]:
     def factory(**kwargs) -> pgx.core.Env:
         if kwargs:
@@ -38,7 +44,7 @@ def _pgx_factory(env_id: str) -> Callable[..., pgx.core.Env]:
 
 _FACTORIES: Dict[str, Callable[..., pgx.core.Env]] = {
     "chess": _make_chess,
-    "gardner_chess": _pgx_factory("gardner_chess"),
+    "gardner_chess": _make_gardner_chess,
     "connect_four": _pgx_factory("connect_four"),
     "tic_tac_toe": _pgx_factory("tic_tac_toe"),
     "nim": Nim,
@@ -48,7 +54,8 @@ _FACTORIES: Dict[str, Callable[..., pgx.core.Env]] = {
 def make(env_id: str, **options) -> pgx.core.Env:
     """Builds the env named ``env_id`` (one of ``ENV_IDS``).
 
-    ``chess`` is pgx chess with its known traps fixed (see ``azdb_jax.envs.chess``);
+    ``chess`` and ``gardner_chess`` are pgx's games with their known traps fixed (see
+    ``azdb_jax.envs.chess`` and ``azdb_jax.envs.gardner``);
     ``nim`` takes ``heaps=(1, 3, 5, 7, 9)``; the other games take no options.
     """
     try:

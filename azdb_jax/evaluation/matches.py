@@ -13,9 +13,11 @@ does not depend on the chunking, on the other games, or on which *player* of a t
 sits on A's side. That is what makes the opening-specialisation lookup of the paper's
 Appendix C.5 exact and cheap (``azdb_jax.evaluation.specialisation``).
 
-Against a UCI engine (chess only) ``play_engine_match`` runs a host loop over plies
-that keeps python-chess boards and pgx states in step. Games are written out (PGN for
-chess, a text record otherwise) by ``azdb_jax.evaluation.game_records``.
+Against a UCI engine (chess with Stockfish, Gardner chess with Fairy-Stockfish)
+``play_engine_match`` runs a host loop over plies that keeps host boards (``chess.Board``
+or ``GardnerBoard``, through ``azdb_jax.envs.board_interop``) and pgx states in step.
+Games are written out (PGN for chess, a text record otherwise) by
+``azdb_jax.evaluation.game_records``.
 """
 
 import dataclasses
@@ -30,14 +32,15 @@ import pgx.core
 import tqdm
 
 from azdb_jax import arena, opponents, planning, ratings
-from azdb_jax.envs import chess_interop
+from azdb_jax.envs import board_interop, chess_interop
 from azdb_jax.evaluation import team as team_lib
 from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
 Policy = opponents.Policy
 
-CHESS_IDS = ("chess",)  # games whose matches have White and Black, and PGN records
+CHESS_IDS = ("chess",)  # games whose matches have PGN records
+COLOUR_IDS = ("chess", "gardner_chess")  # games whose matches have White and Black
 
 
 # ------------------------------------------------------------------ agents
@@ -219,12 +222,12 @@ def pair_keys(rng_key: Array, seeds: np.ndarray, starts: np.ndarray) -> Array:
 
 
 def _white_to_move(env: pgx.core.Env, starts: Optional[pgx.core.State], num_starts: int) -> Optional[np.ndarray]:
-    """[P] whether White moves first from each start (chess), None for colourless games."""
-    if env.id not in CHESS_IDS:
+    """[P] whether White moves first from each start (chess games), None for colourless games."""
+    if env.id not in COLOUR_IDS:
         return None
     if starts is None:
         return np.ones(num_starts, bool)
-    return np.asarray(starts._x.color) == 0
+    return np.asarray(starts._x.color if env.id == "chess" else starts._turn) == 0
 
 
 def _colours(a_first: np.ndarray, start_index: np.ndarray, white_to_move: Optional[np.ndarray]) -> np.ndarray:
@@ -315,7 +318,7 @@ def play_match(
         a_player=None if a_player is None else np.full(start_index.size, a_player))
 
 
-# ------------------------------------------------------------------ against a UCI engine (chess)
+# ------------------------------------------------------------------ against a UCI engine
 
 
 def play_engine_match(
@@ -332,30 +335,30 @@ def play_engine_match(
     agent_name: str = "agent",
     progress: bool = False,
 ) -> MatchResult:
-    """Chess: ``agent`` (A) against a host-side engine (B) from every start, both colours, every seed.
+    """``agent`` (A) against a host-side engine (B) from every start, both colours, every seed.
 
-    A host loop over plies keeps python-chess boards (for the engine: ``engine(board) ->
-    chess.Move``, with the game's move stack) and pgx states (the rules, results and the
-    agent's input) in step. Each ply the agent's policy, jitted once, runs on the half of
-    the games where it is to move (one half of each chunk, alternately); the engine
-    answers the others one by one.
+    Chess (the default) or Gardner chess (``env`` a ``gardner_chess`` env, the engine e.g.
+    ``FairyStockfishPlayer``). A host loop over plies keeps host boards (for the engine:
+    ``engine(board) -> chess.Move``, with the game's move stack; ``chess.Board`` or
+    ``GardnerBoard``) and pgx states (the rules, results and the agent's input) in step.
+    Each ply the agent's policy, jitted once, runs on the half of the games where it is
+    to move (one half of each chunk, alternately); the engine answers the others one by one.
 
     Args:
       agent, params: the agent's policy and params.
       engine: callable ``board -> chess.Move`` with a ``name`` (e.g. ``StockfishPlayer``).
       start_fens: start positions (None: the standard start).
       seeds, max_plies, batch_pairs, rng_key: as in ``play_match``.
-      env: the chess env to step; default ``Chess`` with the move generator the starts need.
+      env: the env to step; default ``Chess`` with the move generator the starts need.
     """
-    from azdb_jax.envs.chess import Chess  # pylint: disable=g-import-not-at-top
-
     seeds = check_seeds(seeds)
     if not start_fens:
         raise ValueError("play_engine_match needs at least one start position")
-    boards0 = [chess.Board() if f is None else chess.Board(f) for f in start_fens]
-    max_pieces = chess_interop.required_max_pieces(boards0)
-    env = Chess(max_pieces=max_pieces) if env is None else env
-    starts = chess_interop.states_from_boards(boards0, max_pieces=getattr(env, "max_pieces", max_pieces))
+    game = board_interop.for_env("chess" if env is None else env)
+    boards0 = [game.new_board(f) for f in start_fens]
+    max_pieces = game.required_max_pieces(boards0)
+    env = game.make_env(max_pieces) if env is None else env
+    starts = game.states_from_boards(boards0, max_pieces=getattr(env, "max_pieces", max_pieces))
     rng_key = jax.random.PRNGKey(0) if rng_key is None else rng_key
     pair_seed = np.repeat(seeds, len(boards0))
     pair_start = np.tile(np.arange(len(boards0)), len(seeds))
@@ -386,7 +389,7 @@ def play_engine_match(
             agent_moves = np.zeros(2 * size, bool)
             agent_moves[agent_half] = True
             if not (np.asarray(state.current_player) == np.where(agent_moves, a_seat, 1 - a_seat))[~done].all():
-                raise ValueError("a move was played out of turn: the start positions must be legal chess positions")
+                raise ValueError(f"a move was played out of turn: the start positions must be legal {env.id} positions")
             step_keys = jax.vmap(lambda k: jax.random.fold_in(k, t))(game_keys[agent_half])
             half_state = jax.tree.map(lambda x: x[agent_half], state)
             chosen = np.zeros(2 * size, np.int64)
@@ -394,12 +397,12 @@ def play_engine_match(
             for g in np.flatnonzero(~done):
                 board = boards[g]
                 if agent_moves[g]:
-                    move = chess_interop.action_to_move(int(chosen[g]), board)
+                    move = chess.Move.from_uci(game.action_to_uci(int(chosen[g]), board))
                 else:
                     move = engine(board)
                     if move not in board.legal_moves:
                         raise ValueError(f"{engine_name} played an illegal move {move} in {board.fen()}")
-                    chosen[g] = chess_interop.move_to_action(move, board)
+                    chosen[g] = game.move_to_action(move, board)
                 board.push(move)
                 actions[g, t] = chosen[g]
             state = step(state, jnp.asarray(chosen, jnp.int32))

@@ -1,7 +1,8 @@
 """The team as a puzzle solver: every player, every selection rule and the control, in one search.
 
 ``TeamSolver`` implements the ``Solver`` protocol of ``azdb_jax.evaluation.team`` for
-chess positions (python-chess boards), so the puzzle runners of
+chess positions (python-chess boards) and Gardner chess positions (``GardnerBoard``;
+``azdb_jax.envs.board_interop`` converts either), so the puzzle runners of
 ``azdb_jax.evaluation.puzzles`` score a trained team exactly like a reference engine.
 Each position is searched once per latent (``planning.team_search``: one batched search
 for all ``n`` players, SPEC §1.10) and the answers come out as *columns*:
@@ -38,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from azdb_jax import envs, planning
-from azdb_jax.envs import chess_interop
+from azdb_jax.envs import board_interop
 from azdb_jax.envs.chess import DEFAULT_MAX_PIECES
 from azdb_jax.evaluation.team import SolverOutput, Team
 
@@ -78,7 +79,7 @@ class TeamSolver:
 
     Args:
       team: a chess team (``Team.env`` is chess; a 32-piece move generator is switched in
-        for positions that need it).
+        for positions that need it) or a Gardner chess team (positions are ``GardnerBoard``s).
       rules: selection rules of ``planning.SELECTION_RULES`` (columns ``team_<rule>``).
       move: the move a player plays, ``"visits"`` (most visited) or ``"lcb"``.
       homogeneous_copies: ``k`` searches of latent 0 for the control; default ``n``
@@ -94,9 +95,10 @@ class TeamSolver:
 
     def __init__(self, team: Team, *, rules: Sequence[str] = DEFAULT_RULES, move: str = "visits",
                  homogeneous_copies: Optional[int] = None, batch_size: int = 16, seed: int = 0):
-        if getattr(team.env, "id", None) != "chess":
-            raise ValueError(f"TeamSolver answers chess positions; team {team.name!r} plays "
-                             f"{getattr(team.env, 'id', team.env)!r}")
+        if getattr(team.env, "id", None) not in board_interop.ENV_IDS:
+            raise ValueError(f"TeamSolver answers {' or '.join(board_interop.ENV_IDS)} positions; team "
+                             f"{team.name!r} plays {getattr(team.env, 'id', team.env)!r}")
+        self._game = board_interop.for_env(team.env)
         if isinstance(rules, str):
             rules = tuple(name.strip() for name in rules.split(",") if name.strip())
         rules = tuple(rules)
@@ -176,13 +178,13 @@ class TeamSolver:
 
     def _solve_batch(self, boards: List[chess.Board]) -> Tuple[Dict[str, List[str]], Dict[str, List[float]]]:
         size = len(boards)
-        start = chess.Board()
+        start = self._game.new_board(None)
         outcomes = [_game_over_value(board) for board in boards]
         searched = [board if outcome is None else start for board, outcome in zip(boards, outcomes)]
         padded = searched + [start] * (self.batch_size - size)
-        max_pieces = max(chess_interop.required_max_pieces(padded),
+        max_pieces = max(self._game.required_max_pieces(padded),
                          getattr(self.team.env, "max_pieces", DEFAULT_MAX_PIECES))
-        states = chess_interop.states_from_boards(padded, max_pieces=max_pieces)
+        states = self._game.states_from_boards(padded, max_pieces=max_pieces)
         indices = jnp.asarray([position_index(board) for board in padded], jnp.uint32)
         out = jax.device_get(self._program(max_pieces)(self.team.params, jax.random.PRNGKey(self.seed), indices,
                                                        states))
@@ -202,7 +204,7 @@ class TeamSolver:
         values: Dict[str, List[float]] = {}
         for column in self.columns:
             actions, column_values = columns[column]
-            moves[column] = [chess_interop.action_to_uci(int(actions[b]), boards[b]) if outcomes[b] is None else ""
+            moves[column] = [self._game.action_to_uci(int(actions[b]), boards[b]) if outcomes[b] is None else ""
                              for b in range(size)]
             values[column] = [float(column_values[b]) if outcomes[b] is None else outcomes[b] for b in range(size)]
         return moves, values
@@ -218,7 +220,8 @@ def _game_over_value(board: chess.Board) -> Optional[float]:
     """The result for the side to move if the game is over (no search needed), else None.
 
     Uses the rules the search plays by: checkmate, stalemate, insufficient material and
-    the fifty-move rule end the game (pgx ends it automatically, no claim).
+    the fifty-move rule end the game (pgx ends it automatically, no claim). A
+    ``GardnerBoard`` answers the same questions by the Gardner env's rules.
     """
     if board.is_checkmate():
         return -1.0

@@ -48,6 +48,28 @@ class StockfishError(RuntimeError):
     """The engine process failed (died, hung up or answered nonsense)."""
 
 
+def find_engine(path: Optional[str], *, env_var: str, command: str, debian_path: str, install_hint: str,
+                label: str, not_found: type = FileNotFoundError) -> str:
+    """An engine binary: ``path``, then ``$env_var``, then ``command`` on PATH, then ``debian_path``.
+
+    An explicit ``path`` or environment variable must name an executable file (a bare
+    command name is looked up on PATH). Raises ``not_found`` (a ``FileNotFoundError``)
+    naming what was tried and ``install_hint``.
+    """
+    for source, given in (("path", path), (env_var, os.environ.get(env_var))):
+        if given:
+            resolved = shutil.which(given) or (given if os.access(given, os.X_OK) and os.path.isfile(given) else None)
+            if resolved is None:
+                raise not_found(f"{label} binary {given!r} (from {source}) is not an executable file; {install_hint}")
+            return resolved
+    on_path = shutil.which(command)
+    if on_path:
+        return on_path
+    if os.path.isfile(debian_path) and os.access(debian_path, os.X_OK):
+        return debian_path
+    raise not_found(f"{label} not found (looked at ${env_var}, PATH and {debian_path}); {install_hint}")
+
+
 def find_stockfish(path: Optional[str] = None) -> str:
     """The Stockfish binary to run.
 
@@ -58,19 +80,8 @@ def find_stockfish(path: Optional[str] = None) -> str:
     Raises:
       StockfishNotFound: nothing usable was found; the message names what was tried.
     """
-    for source, given in (("path", path), (ENV_VAR, os.environ.get(ENV_VAR))):
-        if given:
-            resolved = shutil.which(given) or (given if os.access(given, os.X_OK) and os.path.isfile(given) else None)
-            if resolved is None:
-                raise StockfishNotFound(f"Stockfish binary {given!r} (from {source}) is not an executable file; "
-                                        f"{INSTALL_HINT}")
-            return resolved
-    on_path = shutil.which("stockfish")
-    if on_path:
-        return on_path
-    if os.path.isfile(DEBIAN_PATH) and os.access(DEBIAN_PATH, os.X_OK):
-        return DEBIAN_PATH
-    raise StockfishNotFound(f"Stockfish not found (looked at ${ENV_VAR}, PATH and {DEBIAN_PATH}); {INSTALL_HINT}")
+    return find_engine(path, env_var=ENV_VAR, command="stockfish", debian_path=DEBIAN_PATH,
+                       install_hint=INSTALL_HINT, label="Stockfish", not_found=StockfishNotFound)
 
 
 # ------------------------------------------------------------------ helpers
@@ -325,5 +336,5 @@ class StockfishPlayer(_EngineUser):
 
 __all__ = [
     "StockfishNotFound", "StockfishError", "StockfishSolver", "StockfishPlayer", "find_stockfish", "make_limit",
-    "score_to_value", "INSTALL_HINT",
+    "score_to_value", "INSTALL_HINT", "find_engine",
 ]

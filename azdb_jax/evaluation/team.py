@@ -6,7 +6,8 @@ default they search as in self-play; ``extrinsic_only`` is the paper's ablation)
 ``azdb_jax.evaluation.loading.load_team`` builds one from a run's checkpoint; tests build
 one from any ``apply_fn`` (e.g. a stub network).
 
-A *solver* answers chess positions for the puzzle runners (``azdb_jax.evaluation.puzzles``):
+A *solver* answers chess positions (``chess.Board``; Gardner chess: ``GardnerBoard``, the
+same board API) for the puzzle runners (``azdb_jax.evaluation.puzzles``):
 ``solver(boards) -> SolverOutput``, one UCI move and one value per position for each of
 its *columns* (a team player, a selection rule, a control copy, a reference engine).
 ``groups`` names oracle columns scored as "solved if any member solved it"
@@ -178,7 +179,7 @@ class SolverOutput(NamedTuple):
 
 
 class Solver(Protocol):
-    """Answers chess positions (see the module docstring)."""
+    """Answers chess or Gardner chess positions (see the module docstring)."""
 
     columns: Tuple[str, ...]  # every column of the output, in report order
     groups: Dict[str, Tuple[str, ...]]  # oracle column -> member columns (solved if any member is)

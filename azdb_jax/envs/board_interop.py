@@ -1,0 +1,87 @@
+"""One interface to the board games the evaluation code handles by position: chess and Gardner chess.
+
+Puzzle solvers and engine matches keep host-side boards (``chess.Board`` for chess,
+``GardnerBoard`` for Gardner chess, which offers the same part of the API) next to
+batched pgx states. `BoardGame` bundles what they need per game, so they have one code
+path for both: a board from a FEN, the env exact for a set of boards, stacked states,
+and action id <-> UCI conversions.
+
+>>> game = for_env("gardner_chess")
+>>> board = game.new_board(None)          # the start position
+>>> states = game.states_from_boards([board])
+"""
+
+import dataclasses
+from typing import Any, Callable, Optional, Sequence
+
+import chess
+import pgx.core
+
+from azdb_jax.envs import chess_interop, gardner_interop
+from azdb_jax.envs.chess import DEFAULT_MAX_PIECES, Chess
+from azdb_jax.envs.gardner import GardnerChess
+from azdb_jax.envs.gardner_board import GardnerBoard
+
+__all__ = ["BoardGame", "for_env", "ENV_IDS"]
+
+
+@dataclasses.dataclass(frozen=True)
+class BoardGame:
+    """Host-side conversions of one board game.
+
+    Attributes:
+      env_id: the env's id (``chess`` or ``gardner_chess``).
+      variant: the data loaders' name of the game (``chess`` or ``gardner``).
+      new_board: ``fen -> board``; None gives the start position.
+      required_max_pieces: ``boards -> int``, the chess move generator the boards need
+        (``chess_interop.required_max_pieces``); Gardner chess has one generator and
+        answers the chess default.
+      make_env: ``max_pieces -> env``.
+      states_from_boards: ``(boards, max_pieces) -> State [B]`` (no history: a puzzle's view).
+      action_to_uci: ``(action id, board) -> UCI`` of a legal action.
+      move_to_action: ``(chess.Move, board) -> action id`` of a legal move.
+    """
+
+    env_id: str
+    variant: str
+    new_board: Callable[[Optional[str]], Any]
+    required_max_pieces: Callable[[Sequence[Any]], int]
+    make_env: Callable[[int], pgx.core.Env]
+    states_from_boards: Callable[..., pgx.core.State]
+    action_to_uci: Callable[[int, Any], str]
+    move_to_action: Callable[[chess.Move, Any], int]
+
+
+CHESS = BoardGame(
+    env_id="chess",
+    variant="chess",
+    new_board=lambda fen: chess.Board() if fen is None else chess.Board(fen),
+    required_max_pieces=chess_interop.required_max_pieces,
+    make_env=lambda max_pieces: Chess(max_pieces=max_pieces),
+    states_from_boards=lambda boards, max_pieces: chess_interop.states_from_boards(boards, max_pieces=max_pieces),
+    action_to_uci=chess_interop.action_to_uci,
+    move_to_action=chess_interop.move_to_action,
+)
+
+GARDNER = BoardGame(
+    env_id="gardner_chess",
+    variant="gardner",
+    new_board=GardnerBoard,
+    required_max_pieces=lambda boards: DEFAULT_MAX_PIECES,
+    make_env=lambda max_pieces: GardnerChess(),
+    states_from_boards=lambda boards, max_pieces: gardner_interop.states_from_fens([b.fen() for b in boards]),
+    action_to_uci=lambda action, board: gardner_interop.action_to_uci(action, board.state),
+    move_to_action=lambda move, board: gardner_interop.uci_to_action(move.uci(), board.state),
+)
+
+_GAMES = {game.env_id: game for game in (CHESS, GARDNER)}
+ENV_IDS = tuple(_GAMES)
+
+
+def for_env(env: Any) -> BoardGame:
+    """The `BoardGame` of an env or env id; ValueError for games without boards and FENs."""
+    env_id = env if isinstance(env, str) else getattr(env, "id", env)
+    try:
+        return _GAMES[env_id]
+    except KeyError:
+        raise ValueError(f"{env_id!r} has no board interop; games with boards: {', '.join(ENV_IDS)}") from None
