@@ -59,6 +59,32 @@ def build_components(config: config_lib.TrainConfig) -> trainer.Components:
 
 # ------------------------------------------------------------------ files
 
+# Fields a resumed run may change: none of them changes what the run computes (how long
+# it runs, how often and how many checkpoints it keeps). Raising run.num_iterations
+# continues a finished run exactly as if it had been planned longer.
+RESUMABLE_FIELDS = ("run.num_iterations", "run.checkpoint_every", "run.keep_checkpoints")
+
+
+def check_resumable(saved: config_lib.TrainConfig, asked: config_lib.TrainConfig, *, source: str) -> None:
+    """Raises ``ValueError`` naming every field where ``asked`` differs from ``saved``,
+    other than ``RESUMABLE_FIELDS``."""
+    flat_saved, flat_asked = _flat(config_lib.to_dict(saved)), _flat(config_lib.to_dict(asked))
+    changed = [name for name in sorted(set(flat_saved) | set(flat_asked))
+               if flat_saved.get(name) != flat_asked.get(name) and name not in RESUMABLE_FIELDS]
+    if changed:
+        details = "; ".join(f"{name}: {flat_saved.get(name)!r} -> {flat_asked.get(name)!r}" for name in changed[:5])
+        raise ValueError(f"a resumed run can change only {', '.join(RESUMABLE_FIELDS)}; {source} differs in "
+                         f"{details} (start a new --workdir to change these)")
+
+
+def _flat(tree: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for key, value in tree.items():
+        name = f"{prefix}.{key}" if prefix else key
+        out.update(_flat(value, name) if isinstance(value, dict) else {name: value})
+    return out
+
+
 
 def load_run_config(workdir: pathlib.Path) -> config_lib.TrainConfig:
     path = pathlib.Path(workdir) / "config.json"
@@ -68,18 +94,36 @@ def load_run_config(workdir: pathlib.Path) -> config_lib.TrainConfig:
 
 
 class MetricsLog:
-    """metrics.jsonl plus TensorBoard scalars; on resume, records past the checkpoint are dropped."""
+    """metrics.jsonl plus TensorBoard scalars; on resume, records past the checkpoint are dropped.
 
-    def __init__(self, workdir: pathlib.Path, keep_up_to: Optional[int]):
+    ``drop_final_eval``: also drop the evaluation records at ``keep_up_to`` itself (the
+    end-of-run evaluation of a run that is now continued past its planned end, which a
+    run planned longer from the start would not have played there).
+    """
+
+    def __init__(self, workdir: pathlib.Path, keep_up_to: Optional[int], *, drop_final_eval: bool = False):
         self.path = workdir / "metrics.jsonl"
         lines = self.path.read_text().splitlines() if self.path.exists() and keep_up_to is not None else []
-        kept = [line for line in lines if json.loads(line)["iteration"] <= keep_up_to] if lines else []
+        kept = []
+        for line in lines:
+            record = json.loads(line)
+            at_end = record["iteration"] == keep_up_to
+            if record["iteration"] <= keep_up_to and not (drop_final_eval and at_end and record.get("kind") == "eval"):
+                kept.append(line)
         reports.write_atomic(self.path, "".join(line + "\n" for line in kept))
         self._tb = None
         try:
             from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
 
-            self._tb = SummaryWriter(str(workdir / "tb"), purge_step=(keep_up_to or 0) + 1)
+            # Purging from keep_up_to itself removes the dropped evaluation; the kept
+            # records of that iteration are written again.
+            purge = (keep_up_to or 0) + (0 if drop_final_eval else 1)
+            self._tb = SummaryWriter(str(workdir / "tb"), purge_step=purge)
+            if drop_final_eval:
+                for line in kept:
+                    record = json.loads(line)
+                    if record["iteration"] == keep_up_to:
+                        self._write_tb(record)
         except ImportError:  # TensorBoard output is optional
             pass
 
@@ -87,10 +131,13 @@ class MetricsLog:
         with self.path.open("a") as f:
             f.write(json.dumps(record, sort_keys=True) + "\n")
         if self._tb is not None:
-            step = record["iteration"]
-            for name, value in record.items():
-                if isinstance(value, (int, float)) and name != "iteration":
-                    self._tb.add_scalar(f"{record.get('kind', 'train')}/{name}", value, step)
+            self._write_tb(record)
+
+    def _write_tb(self, record: Dict[str, Any]) -> None:
+        step = record["iteration"]
+        for name, value in record.items():
+            if isinstance(value, (int, float)) and name != "iteration":
+                self._tb.add_scalar(f"{record.get('kind', 'train')}/{name}", value, step)
 
     def close(self) -> None:
         if self._tb is not None:
@@ -146,7 +193,10 @@ class Evaluator:
         self.previous = None
         self.players = list(range(components.lambdas.shape[0]))
 
-    def __call__(self, params, rng_key, iteration: int) -> List[Dict[str, Any]]:
+    def __call__(self, params, rng_key, iteration: int, *, update_previous: bool = True) -> List[Dict[str, Any]]:
+        """Evaluation records of ``params``; ``update_previous=False`` (the end-of-run
+        evaluation between scheduled ones) keeps the "previous" network as it was, so that
+        continuing the run later plays exactly as a run planned longer would."""
         records = []
         for player in self.players:
             for name, play in self._games.items():
@@ -159,7 +209,8 @@ class Evaluator:
                 records.append(dict(kind="eval", iteration=iteration, player=player, opponent=name,
                                     wins=summary["wins"], draws=summary["draws"], losses=summary["losses"],
                                     score=summary["score"], unfinished=summary["unfinished"]))
-        self.previous = jax.tree.map(jnp.copy, params)  # the live params are donated to the next iteration
+        if update_previous:
+            self.previous = jax.tree.map(jnp.copy, params)  # the live params are donated to the next iteration
         return records
 
 
@@ -224,9 +275,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
         str(workdir / "checkpoints"),
         checkpoint.CheckpointConfig(max_to_keep=config.run.keep_checkpoints, save_replay=config.run.checkpoint_replay))
     if resume:
-        saved = load_run_config(workdir)
-        if saved != config:
-            raise ValueError(f"{workdir}/config.json differs from the config asked to resume")
+        check_resumable(load_run_config(workdir), config, source=f"{workdir}/config.json")
     elif manager.latest_step() is not None:
         raise ValueError(f"{workdir} already holds checkpoints; pass --resume or choose a new --workdir")
     else:
@@ -246,15 +295,25 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
             raise FileNotFoundError(f"{workdir}/checkpoints: no checkpoint to resume from")
         target = _to_run_state(_with_shardings(abstract, shardings), _with_shardings(
             abstract.train_state.params, shardings.train_state.params), config.run.checkpoint_replay)
-        restored = manager.restore(step, target=target, config=config)
+        saved_with = config_lib.from_dict(config_lib.TrainConfig, manager.read_config(step),
+                                          where=f"{manager.step_path(step)} (config)")
+        check_resumable(saved_with, config, source=f"checkpoint {manager.step_path(step)}")
+        restored = manager.restore(step, target=target, config=saved_with)
         state, previous = _from_run_state(restored, abstract if not config.run.checkpoint_replay else None,
                                           shardings)
+        if int(state.iteration) > config.run.num_iterations:
+            raise ValueError(f"run.num_iterations={config.run.num_iterations}: the run in {workdir} is already at "
+                             f"iteration {int(state.iteration)}")
         if evaluator is not None:
             evaluator.previous = previous
+        reports.write_atomic(workdir / "config.json", config_lib.to_json(config))
     else:
         state = jax.jit(functools.partial(trainer.init_trainer, components), out_shardings=shardings)(seed_key)
     start = int(state.iteration)
-    log = MetricsLog(workdir, keep_up_to=start if resume else None)
+    # A run continued past its planned end drops that end's extra evaluation (see Evaluator).
+    continued = resume and bool(config.run.eval_every) and start % config.run.eval_every != 0
+    log = MetricsLog(workdir, keep_up_to=start if resume else None,
+                     drop_final_eval=continued and start < config.run.num_iterations)
 
     graph_fn = jax.jit(components.graph_fn)
     selfplay_fn = jax.jit(functools.partial(trainer.selfplay_phase, components),
@@ -274,9 +333,10 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
         iteration = int(state.iteration)
         log.write(dict(kind="train", iteration=iteration, **metrics))
         bar.set_postfix(loss=f"{metrics['loss']:.3f}", games=int(metrics["games_finished"]))
-        if evaluator is not None and (iteration % config.run.eval_every == 0 or iteration == config.run.num_iterations):
+        scheduled = evaluator is not None and iteration % config.run.eval_every == 0
+        if evaluator is not None and (scheduled or iteration == config.run.num_iterations):
             eval_key = jax.random.fold_in(jax.random.PRNGKey(config.run.seed + 1), iteration)
-            eval_records = evaluator(state.train_state.params, eval_key, iteration)
+            eval_records = evaluator(state.train_state.params, eval_key, iteration, update_previous=scheduled)
             for record in eval_records:
                 log.write(record)
         if (config.run.checkpoint_every and iteration % config.run.checkpoint_every == 0) or iteration == last:
