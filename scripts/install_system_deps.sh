@@ -5,11 +5,16 @@
 # As root with apt-get it installs them; otherwise it names what is missing and how to
 # install it, and exits 0: the tests that need an engine then skip with that hint
 # (unless AZDB_REQUIRE_DATA=1, where they fail). Used by .ci/run and scripts/test.sh.
-# An engine given by $AZDB_STOCKFISH / $AZDB_FAIRY_STOCKFISH counts as installed.
+# An engine given by $AZDB_STOCKFISH / $AZDB_FAIRY_STOCKFISH decides alone, as it does for
+# the code: an executable there counts as installed, anything else as missing.
 set -euo pipefail
 
 found() {  # found COMMAND ENV_VAR
-  [ -n "${!2:-}" ] || command -v "$1" >/dev/null 2>&1 || [ -x "/usr/games/$1" ]
+  if [ -n "${!2:-}" ]; then
+    command -v "${!2}" >/dev/null 2>&1
+  else
+    command -v "$1" >/dev/null 2>&1 || [ -x "/usr/games/$1" ]
+  fi
 }
 
 missing=()

@@ -43,7 +43,7 @@ def test_a_finished_run_continued_equals_a_longer_run(tmp_path):
     runner.train(_config(4), tmp_path / "two", resume=True, progress=False)
     four, continued = _records(tmp_path / "four"), _records(tmp_path / "two")
     assert continued == four  # every metric, every evaluation (the old end's evaluation is gone)
-    assert [r["iteration"] for r in four if r["kind"] == "eval"] == [3, 3, 3, 3, 4, 4, 4, 4]
+    assert sorted({r["iteration"] for r in four if r["kind"] == "eval"}) == [3, 4]
     _, _, state_four = runner.load_run(tmp_path / "four")
     _, _, state_two = runner.load_run(tmp_path / "two")
     for a, b in zip(jax.tree.leaves(state_four.train_state.params), jax.tree.leaves(state_two.train_state.params)):
