@@ -73,10 +73,15 @@ def run_summary_figure(iterations: np.ndarray, distances: np.ndarray, *, l0: Opt
     n = distances.shape[1] if distances.ndim == 2 else 0
     for ax, panel in zip(axes, panels):
         if panel == "d":
-            for i in range(n):
-                ax.plot(iterations, distances[:, i], label=f"player {i}", lw=1.4)
-            if l0 is not None:
+            styles = ("-", "--", "-.", ":")
+            for i in range(n):  # nearest neighbours share a distance: vary the line style
+                ax.plot(iterations, distances[:, i], label=f"player {i}", lw=1.4, ls=styles[i % len(styles)])
+            top = float(np.nanmax(distances)) if distances.size else 1.0
+            if l0 is not None and l0 <= 1.5 * top:
                 ax.axhline(l0, color="grey", ls="--", lw=1, label="ℓ0")
+            elif l0 is not None:  # far above the curves: name it instead of squashing them
+                ax.plot([], [], " ", label=f"ℓ0 = {l0:g} (above)")
+            ax.set_ylim(bottom=0)
             ax.set_xlabel("iteration")
             ax.set_ylabel("d_i (nearest neighbour in ψ)")
             ax.set_title("distance to the nearest player")
