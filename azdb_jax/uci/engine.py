@@ -149,11 +149,15 @@ class Engine:
         ``default_simulations``, ``prepare(simulations) -> seconds``,
         ``compiled(simulations)`` and ``search(board, simulations, rule=, player=)``.
       defaults: option defaults (from the command line).
+      log: called with notes for the person running the engine (what was loaded, how
+        fast each level searches); kept off the UCI channel, where clients such as
+        python-chess warn about output outside a search.
     """
 
     def __init__(self, write: Callable[[str], None], load_searcher: Callable[[Dict[str, Any]], Any], *,
-                 defaults: Optional[Dict[str, Any]] = None):
+                 defaults: Optional[Dict[str, Any]] = None, log: Optional[Callable[[str], None]] = None):
         self._write = write
+        self._log = log or (lambda text: None)
         self._write_lock = threading.Lock()
         self._load_searcher = load_searcher
         self.specs = {spec.name.lower(): spec for spec in option_specs(defaults or {})}
@@ -333,7 +337,7 @@ class Engine:
             return
         self.searcher, self.main_level = searcher, main
         levels = ", ".join(f"{s} simulations {self.times.expected(s) * 1000:.0f} ms" for s in self.times.levels)
-        self.send(protocol.info_string(f"loaded {self.options['Checkpoint']}: {searcher.num_players} players; {levels}"))
+        self._log(f"loaded {self.options['Checkpoint']}: {searcher.num_players} players; {levels}")
 
     def _choice(self, board: chess.Board, moves: List[chess.Move]) -> Dict[str, Any]:
         """rule/player for this move from the Rule, Player and Lookup options."""

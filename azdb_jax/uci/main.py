@@ -94,7 +94,8 @@ def main(argv: List[str]) -> None:
     if values.threads:
         defaults["Threads"] = values.threads
     output = _Output(values.log)
-    engine = engine_lib.Engine(output.write, load_searcher, defaults=defaults)
+    engine = engine_lib.Engine(output.write, load_searcher, defaults=defaults,
+                               log=lambda text: print(f"azdb-uci: {text}", file=sys.stderr, flush=True))
     engine.serve(output.read(sys.stdin))
     sys.stderr.flush()
     os._exit(0)  # pylint: disable=protected-access  (do not wait for JAX's threads)
