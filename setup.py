@@ -41,5 +41,12 @@ setuptools.setup(
     package_data={"azdb_jax.data": ["*.csv", "gardner_puzzles/*.csv"]},
     install_requires=INSTALL_REQUIRES,
     extras_require=EXTRAS_REQUIRE,
+    entry_points={
+        "console_scripts": [
+            "azdb-train = azdb_jax.cli.train:run",  # the main job: train a team (the demo by default)
+            "azdb-eval = azdb_jax.cli.eval:run",  # a trained team's table and picture
+            "azdb-uci = azdb_jax.uci.main:run",  # a trained chess team as a UCI engine
+        ],
+    },
     license="Apache-2.0",
 )

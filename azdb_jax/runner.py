@@ -73,6 +73,32 @@ def build_components(config: config_lib.TrainConfig, workdir=None) -> trainer.Co
 
 # ------------------------------------------------------------------ files
 
+# Fields a resumed run may change: none of them changes what the run computes (how long
+# it runs, how often and how many checkpoints it keeps). Raising run.num_iterations
+# continues a finished run exactly as if it had been planned longer.
+RESUMABLE_FIELDS = ("run.num_iterations", "run.checkpoint_every", "run.keep_checkpoints")
+
+
+def check_resumable(saved: config_lib.TrainConfig, asked: config_lib.TrainConfig, *, source: str) -> None:
+    """Raises ``ValueError`` naming every field where ``asked`` differs from ``saved``,
+    other than ``RESUMABLE_FIELDS``."""
+    flat_saved, flat_asked = _flat(config_lib.to_dict(saved)), _flat(config_lib.to_dict(asked))
+    changed = [name for name in sorted(set(flat_saved) | set(flat_asked))
+               if flat_saved.get(name) != flat_asked.get(name) and name not in RESUMABLE_FIELDS]
+    if changed:
+        details = "; ".join(f"{name}: {flat_saved.get(name)!r} -> {flat_asked.get(name)!r}" for name in changed[:5])
+        raise ValueError(f"a resumed run can change only {', '.join(RESUMABLE_FIELDS)}; {source} differs in "
+                         f"{details} (start a new --workdir to change these)")
+
+
+def _flat(tree: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for key, value in tree.items():
+        name = f"{prefix}.{key}" if prefix else key
+        out.update(_flat(value, name) if isinstance(value, dict) else {name: value})
+    return out
+
+
 
 def load_run_config(workdir: pathlib.Path) -> config_lib.TrainConfig:
     path = pathlib.Path(workdir) / "config.json"
@@ -93,21 +119,38 @@ class MetricsLog:
     """metrics.jsonl plus TensorBoard scalars; on resume, records past the checkpoint are dropped.
 
     Multi-host, only process 0 writes (the records are the same on every process).
+
+    ``drop_final_eval``: also drop the evaluation records at ``keep_up_to`` itself (the
+    end-of-run evaluation of a run that is now continued past its planned end, which a
+    run planned longer from the start would not have played there).
     """
 
-    def __init__(self, workdir: pathlib.Path, keep_up_to: Optional[int]):
+    def __init__(self, workdir: pathlib.Path, keep_up_to: Optional[int], *, drop_final_eval: bool = False):
         self.path = workdir / "metrics.jsonl"
         self.enabled = distributed.is_main_process()
         self._tb = None
         if not self.enabled:
             return
         lines = self.path.read_text().splitlines() if self.path.exists() and keep_up_to is not None else []
-        kept = [line for line in lines if json.loads(line)["iteration"] <= keep_up_to] if lines else []
+        kept = []
+        for line in lines:
+            record = json.loads(line)
+            at_end = record["iteration"] == keep_up_to
+            if record["iteration"] <= keep_up_to and not (drop_final_eval and at_end and record.get("kind") == "eval"):
+                kept.append(line)
         reports.write_atomic(self.path, "".join(line + "\n" for line in kept))
         try:
             from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
 
-            self._tb = SummaryWriter(str(workdir / "tb"), purge_step=(keep_up_to or 0) + 1)
+            # Purging from keep_up_to itself removes the dropped evaluation; the kept
+            # records of that iteration are written again.
+            purge = (keep_up_to or 0) + (0 if drop_final_eval else 1)
+            self._tb = SummaryWriter(str(workdir / "tb"), purge_step=purge)
+            if drop_final_eval:
+                for line in kept:
+                    record = json.loads(line)
+                    if record["iteration"] == keep_up_to:
+                        self._write_tb(record)
         except ImportError:  # TensorBoard output is optional
             pass
 
@@ -117,10 +160,13 @@ class MetricsLog:
         with self.path.open("a") as f:
             f.write(json.dumps(record, sort_keys=True) + "\n")
         if self._tb is not None:
-            step = record["iteration"]
-            for name, value in record.items():
-                if isinstance(value, (int, float)) and name != "iteration":
-                    self._tb.add_scalar(f"{record.get('kind', 'train')}/{name}", value, step)
+            self._write_tb(record)
+
+    def _write_tb(self, record: Dict[str, Any]) -> None:
+        step = record["iteration"]
+        for name, value in record.items():
+            if isinstance(value, (int, float)) and name != "iteration":
+                self._tb.add_scalar(f"{record.get('kind', 'train')}/{name}", value, step)
 
     def close(self) -> None:
         if self._tb is not None:
@@ -194,8 +240,13 @@ class Evaluator:
         num_players = components.lambdas.shape[0]
         self.players = list(range(min(config.run.eval_players or num_players, num_players)))
 
-    def __call__(self, params, rng_key, iteration: int, psi) -> List[Dict[str, Any]]:
-        """Evaluates ``params`` with the team's expected features ``psi`` [n, F]."""
+    def __call__(self, params, rng_key, iteration: int, psi, *, update_previous: bool = True) -> List[Dict[str, Any]]:
+        """Evaluation records of ``params`` with the team's expected features ``psi`` [n, F].
+
+        ``update_previous=False`` (the end-of-run evaluation between scheduled ones) keeps
+        the "previous" network as it was, so that continuing the run later plays exactly as
+        a run planned longer would.
+        """
         start = time.perf_counter()
         records = []
         for player in self.players:
@@ -211,8 +262,9 @@ class Evaluator:
                                     wins=summary["wins"], draws=summary["draws"], losses=summary["losses"],
                                     score=summary["score"], unfinished=summary["unfinished"],
                                     adjudicated=summary["adjudicated"], mean_length=summary["mean_length"]))
-        self.previous = jax.tree.map(jnp.copy, params)  # the live params are donated to the next iteration
-        self.previous_psi = jnp.copy(psi)
+        if update_previous:
+            self.previous = jax.tree.map(jnp.copy, params)  # the live params are donated to the next iteration
+            self.previous_psi = jnp.copy(psi)
         seconds = round(time.perf_counter() - start, 2)
         for record in records:
             record["eval_seconds"] = seconds
@@ -299,9 +351,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
         str(workdir / "checkpoints"),
         checkpoint.CheckpointConfig(max_to_keep=config.run.keep_checkpoints, save_replay=config.run.checkpoint_replay))
     if resume:
-        saved = load_run_config(workdir)
-        if saved != config:
-            raise ValueError(f"{workdir}/config.json differs from the config asked to resume")
+        check_resumable(load_run_config(workdir), config, source=f"{workdir}/config.json")
     elif manager.latest_step() is not None:
         raise ValueError(f"{workdir} already holds checkpoints; pass --resume or choose a new --workdir")
     elif distributed.is_main_process():
@@ -321,15 +371,26 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
             raise FileNotFoundError(f"{workdir}/checkpoints: no checkpoint to resume from")
         target = _to_run_state(_with_shardings(abstract, shardings), _with_shardings(
             abstract.train_state.params, shardings.train_state.params), config.run.checkpoint_replay)
-        restored = _restore(manager, step, target, config)
+        saved_with = config_lib.from_dict(config_lib.TrainConfig, manager.read_config(step),
+                                          where=f"{manager.step_path(step)} (config)")
+        check_resumable(saved_with, config, source=f"checkpoint {manager.step_path(step)}")
+        restored = _restore(manager, step, target, saved_with)
         state, previous, previous_psi = _from_run_state(
             restored, abstract if not config.run.checkpoint_replay else None, shardings)
+        if int(state.iteration) > config.run.num_iterations:
+            raise ValueError(f"run.num_iterations={config.run.num_iterations}: the run in {workdir} is already at "
+                             f"iteration {int(state.iteration)}")
         if evaluator is not None:
             evaluator.previous, evaluator.previous_psi = previous, previous_psi
+        if distributed.is_main_process():
+            reports.write_atomic(workdir / "config.json", config_lib.to_json(config))
     else:
         state = jax.jit(functools.partial(trainer.init_trainer, components), out_shardings=shardings)(seed_key)
     start = int(state.iteration)
-    log = MetricsLog(workdir, keep_up_to=start if resume else None)
+    # A run continued past its planned end drops that end's extra evaluation (see Evaluator).
+    continued = resume and bool(config.run.eval_every) and start % config.run.eval_every != 0
+    log = MetricsLog(workdir, keep_up_to=start if resume else None,
+                     drop_final_eval=continued and start < config.run.num_iterations)
 
     graph_fn = jax.jit(components.graph_fn)
     selfplay_fn = jax.jit(functools.partial(trainer.selfplay_phase, components),
@@ -351,9 +412,11 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
         iteration = int(state.iteration)
         log.write(dict(kind="train", iteration=iteration, **metrics))
         bar.set_postfix(loss=f"{metrics['loss']:.3f}", games=int(metrics["games_finished"]))
-        if evaluator is not None and (iteration % config.run.eval_every == 0 or iteration == config.run.num_iterations):
+        scheduled = evaluator is not None and iteration % config.run.eval_every == 0
+        if evaluator is not None and (scheduled or iteration == config.run.num_iterations):
             eval_key = jax.random.fold_in(jax.random.PRNGKey(config.run.seed + 1), iteration)
-            eval_records = evaluator(state.train_state.params, eval_key, iteration, state.expected_features.psi)
+            eval_records = evaluator(state.train_state.params, eval_key, iteration, state.expected_features.psi,
+                                     update_previous=scheduled)
             for record in eval_records:
                 log.write(record)
         if (config.run.checkpoint_every and iteration % config.run.checkpoint_every == 0) or iteration == last:

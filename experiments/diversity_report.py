@@ -20,11 +20,9 @@ the paper's ablation (Fig. 8 dashed), and the report says so.
 import json
 import pathlib
 import sys
-from typing import Dict
 
 from absl import app, flags
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
@@ -36,8 +34,8 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
     distributed.initialize_from_argv(sys.argv)
 
 from azdb_jax import arena, opponents, ratings  # noqa: E402
-from azdb_jax import runner  # noqa: E402
-from azdb_jax.evaluation import loading, matches  # noqa: E402
+from azdb_jax import cli, runner  # noqa: E402
+from azdb_jax.evaluation import loading, matches, move_choices, run_summary  # noqa: E402
 
 _RUNS = flags.DEFINE_list("runs", [], "name=workdir pairs.")
 _REFERENCE = flags.DEFINE_string("reference", "minimax2", "Fixed opponent (azdb_jax.opponents.opponents_for).")
@@ -50,43 +48,15 @@ _EXTRINSIC_ONLY = flags.DEFINE_bool("extrinsic_only", False,
                                     "instead of as in self-play.")
 
 
-def _distances(workdir: pathlib.Path) -> Dict[int, list]:
-    by_iteration = {}
-    for line in (workdir / "metrics.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        if record["kind"] == "train":
-            by_iteration[record["iteration"]] = [v for k, v in sorted(record.items()) if k.startswith("d_")]
-    return by_iteration
-
-
-def _random_openings(env, key, count: int):
-    """Positions after 0-6 uniformly random plies from the start (none terminal)."""
-    def one(key):
-        init_key, plies_key, key = jax.random.split(key, 3)
-        state = env.init(init_key)
-        plies = jax.random.randint(plies_key, (), 0, 7)
-
-        def ply(i, carry):
-            state, key = carry
-            key, sub = jax.random.split(key)
-            action = opponents.sample_uniform(sub, state.legal_action_mask)
-            stepped = env.step(state, action)
-            keep = (i >= plies) | stepped.terminated
-            return jax.tree.map(lambda a, b: jnp.where(keep, a, b), state, stepped), key
-
-        return jax.lax.fori_loop(0, 6, ply, (state, key))[0]
-
-    return jax.jit(jax.vmap(one))(jax.random.split(key, count))
-
-
 def report_run(name: str, workdir: pathlib.Path) -> dict:
     config = runner.load_run_config(workdir)
     team = loading.load_team(workdir, num_simulations=_SIMULATIONS.value, extrinsic_only=_EXTRINSIC_ONLY.value)
-    env, params, n = team.env, team.params, team.num_players
+    env, n = team.env, team.num_players
     key = jax.random.PRNGKey(_SEED.value)
 
     # (a) distances over training
-    distances = _distances(workdir)
+    iterations, history = run_summary.distances(run_summary.read_metrics(workdir), n)
+    distances = dict(zip(iterations, history))
     last = max(distances)
     checkpoints = sorted({1, *range(0, last + 1, max(1, last // 6)), last} & set(distances))
 
@@ -95,19 +65,14 @@ def report_run(name: str, workdir: pathlib.Path) -> dict:
     reference = opponents.opponents_for(env.id, env)[_REFERENCE.value]
     play = jax.jit(lambda p, k: arena.play_games(env, agent, p, reference, None, k, num_games=_GAMES.value,
                                                  max_plies=runner.max_plies(env)))
-    summary = arena.summarize(jax.device_get(play(params, key)))
+    summary = arena.summarize(jax.device_get(play(team.params, key)))
     elo = ratings.elo_difference(summary["wins"], summary["draws"], summary["losses"], saturated="clip")
     games = max(summary["finished"], 1)
     score_se = float(np.sqrt(max(elo.score * (1 - elo.score), 1e-9) / games))
 
-    # (c) distinct moves across players
-    positions = _random_openings(env, jax.random.fold_in(key, 1), _POSITIONS.value)
-    moves = []
-    for player in range(n):
-        policy = matches.player_agent(team, player)
-        moves.append(np.asarray(jax.jit(policy)(params, jax.random.fold_in(key, 2), positions)))
-    moves = np.stack(moves)  # [n, P]
-    distinct = np.array([len(set(moves[:, p])) for p in range(moves.shape[1])])
+    # (c) distinct moves across players (the same positions and key for every run)
+    positions = move_choices.random_positions(env, _POSITIONS.value, jax.random.fold_in(key, 1))
+    choices = move_choices.compare_moves(move_choices.player_moves(team, positions, jax.random.fold_in(key, 2)))
     return dict(
         run=name, workdir=str(workdir), search=team.search_mode, search_note=team.search_description()["search_note"],
         num_players=n, lam=config.team.lam, l0=config.diversity.l0,
@@ -117,8 +82,9 @@ def report_run(name: str, workdir: pathlib.Path) -> dict:
         reference=_REFERENCE.value, player0=dict(wins=summary["wins"], draws=summary["draws"],
                                                  losses=summary["losses"], score=summary["score"],
                                                  score_se=score_se, elo=float(elo.elo), elo_se=float(elo.stderr)),
-        distinct_moves_mean=float(distinct.mean()), positions=int(distinct.size),
-        share_positions_with_disagreement=float((distinct > 1).mean()),
+        distinct_moves_mean=choices.distinct_mean, positions=int(choices.distinct.size),
+        share_positions_with_disagreement=float((choices.distinct > 1).mean()),
+        own_move_share=choices.unique_share.tolist(),
     )
 
 
@@ -141,4 +107,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

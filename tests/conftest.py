@@ -41,3 +41,21 @@ def data_dir() -> pathlib.Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def _required() -> bool:
+    return os.environ.get("AZDB_REQUIRE_DATA") == "1"
+
+
+@pytest.fixture(scope="session")
+def stockfish_path() -> str:
+    """The Stockfish binary; skipped with the install hint when there is none (failed
+    when ``AZDB_REQUIRE_DATA=1``, as on CI, where scripts/install_system_deps.sh installs it)."""
+    from azdb_jax.evaluation import stockfish  # pylint: disable=g-import-not-at-top
+
+    try:
+        return stockfish.find_stockfish()
+    except stockfish.StockfishNotFound as e:
+        if _required():
+            pytest.fail(str(e))
+        pytest.skip(str(e))

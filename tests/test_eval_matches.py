@@ -293,10 +293,10 @@ def test_engine_loop_plays_the_same_games_as_the_arena():
     _check_pgn(game_records.match_pgn(hosted, fens), hosted, fens)
 
 
-def test_engine_match_with_stockfish():
+def test_engine_match_with_stockfish(stockfish_path):  # skipped with the install hint without Stockfish
     from azdb_jax.evaluation import stockfish  # pylint: disable=g-import-not-at-top
 
-    with stockfish.StockfishPlayer(nodes=1000) as engine:
+    with stockfish.StockfishPlayer(stockfish_path, nodes=1000) as engine:
         # White to move mates in one (Qg7#); Stockfish finds it, random play rarely does.
         match = matches.play_engine_match(RANDOM, None, engine, [ENDGAMES[0]], seeds=(0,), max_plies=6)
     assert match.a_colour.tolist() == ["white", "black"]

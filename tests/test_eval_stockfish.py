@@ -15,14 +15,7 @@ from azdb_jax.evaluation import stockfish
 from azdb_jax.evaluation.team import SolverOutput
 
 
-@pytest.fixture(scope="module")
-def stockfish_path() -> str:
-    try:
-        return stockfish.find_stockfish()
-    except stockfish.StockfishNotFound as e:
-        if os.environ.get("AZDB_REQUIRE_DATA") == "1":
-            pytest.fail(str(e))
-        pytest.skip(str(e))
+# stockfish_path: tests/conftest.py (skips with the install hint, fails on CI).
 
 
 @pytest.fixture(scope="module")

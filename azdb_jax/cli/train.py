@@ -15,15 +15,24 @@ Multi-host: every process runs the same command with ``--coordinator``,
 ``--num_processes`` and ``--process_id``. ``jax.distributed.initialize`` must run before
 anything touches the XLA backend, and importing the game layer (pgx) already does, so
 this module imports the library only inside ``main``, after the flags are read.
+
+At the end the run is summarised (``azdb_jax.evaluation.run_summary``): a table of each
+player's score against the fixed references, its nearest-neighbour distance d_i and how
+often it picks a move no other player picks, and a picture (``summary.png`` in the run
+directory; its path is printed). Library logs stay quiet unless ``--verbosity`` is given;
+bad input (a flag, an override, a corrupt checkpoint) ends with one line naming it.
+
+``--resume`` may change ``run.num_iterations`` (continue a finished run as if it had been
+planned longer), ``run.checkpoint_every`` and ``run.keep_checkpoints`` through
+``--override``; nothing else.
 """
 
-import json
 import pathlib
 from typing import List
 
 from absl import app, flags, logging
 
-from azdb_jax import distributed  # imports no JAX: safe before jax.distributed.initialize
+from azdb_jax import cli, distributed  # import no JAX: safe before jax.distributed.initialize
 
 _PRESET = flags.DEFINE_string("preset", "demo", "Named configuration (azdb_jax/presets.py).")
 _OVERRIDE = flags.DEFINE_multi_string("override", [], "Config override section.field=value (JSON values).")
@@ -31,6 +40,9 @@ _WORKDIR = flags.DEFINE_string("workdir", "runs/demo", "Where config, metrics an
 _RESUME = flags.DEFINE_bool("resume", False, "Continue the run in --workdir from its latest checkpoint.")
 _STOP_AFTER = flags.DEFINE_integer("stop_after", None, "Stop after this many iterations (for interruption tests).")
 distributed.define_flags()  # --coordinator, --num_processes, --process_id
+_SUMMARY = flags.DEFINE_bool("summary", True, "At the end, print the team's summary table and write summary.png.")
+_SUMMARY_POSITIONS = flags.DEFINE_integer("summary_positions", 200, "Random positions for the summary's "
+                                          "move comparison.", lower_bound=1)
 
 
 def initialize_distributed() -> None:
@@ -46,26 +58,45 @@ def initialize_distributed() -> None:
 
 
 def main(argv: List[str]) -> None:
-    del argv
+    if len(argv) > 1:
+        raise ValueError(f"unexpected arguments: {' '.join(argv[1:])} (flags are written --name=value)")
     initialize_distributed()
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
     from azdb_jax import presets, runner  # pylint: disable=g-import-not-at-top
 
     workdir = pathlib.Path(_WORKDIR.value)
     if _RESUME.value:
-        config = runner.load_run_config(workdir)
-        if _OVERRIDE.value:
-            raise app.UsageError("--override cannot change a resumed run; start a new --workdir")
+        config = config_lib.apply_overrides(runner.load_run_config(workdir), _OVERRIDE.value)
     else:
         config = config_lib.apply_overrides(presets.get_preset(_PRESET.value), _OVERRIDE.value)
     logging.info("config:\n%s", config_lib.to_json(config))
-    summary = runner.train(config, workdir, resume=_RESUME.value, stop_after=_STOP_AFTER.value)
-    print(json.dumps(summary, indent=1, sort_keys=True))
+    result = runner.train(config, workdir, resume=_RESUME.value, stop_after=_STOP_AFTER.value)
+    import jax  # pylint: disable=g-import-not-at-top
+
+    if jax.process_index() != 0:
+        return
+    print(f"{workdir}: {result['iterations']} of {config.run.num_iterations} iterations "
+          f"({result['seconds']:.0f} s this session)")
+    if _SUMMARY.value and result["iterations"] >= config.run.num_iterations:
+        print_summary(workdir, _SUMMARY_POSITIONS.value)
+
+
+def print_summary(workdir: pathlib.Path, num_positions: int) -> None:
+    """The end-of-run table and the picture's path (``azdb_jax.evaluation.run_summary``)."""
+    from azdb_jax.evaluation import run_summary  # pylint: disable=g-import-not-at-top
+
+    summary = run_summary.summarize_run(workdir, num_positions=num_positions)
+    paths = run_summary.write_summary(summary)
+    print()
+    print(run_summary.format_table(summary))
+    print()
+    print(f"picture: {paths[-1]}")
+    print(f"numbers: {paths[0]}, {paths[1]}")
 
 
 def run() -> None:
-    """Console-script entry point."""
-    app.run(main)
+    """Console-script entry point (``azdb-train``)."""
+    app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,113 @@
+"""How differently a team's players move: each player's choice on the same positions.
+
+The behavioural diversity the method trains for (paper §3) shows in play as players who
+pick different moves in the same position. Every player searches each position the way
+the team searches in evaluation (``matches.latent_agent``: its own latent, no noise) and
+plays its most-visited move; the choices ``[n, P]`` are compared:
+
+- ``distinct``: the number of different moves the ``n`` players choose, per position;
+- ``unique_share[i]``: the share of positions where player ``i``'s move is chosen by no
+  other player (0 for every player of identical copies; NaN for a team of one);
+- ``disagreement[i, j]``: the share of positions where players ``i`` and ``j`` differ.
+
+Positions come from ``random_positions`` (0..``max_plies`` uniformly random plies from
+the start, none over), or any batched pgx ``State``.
+"""
+
+from typing import Any, Dict, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pgx.core
+
+from azdb_jax import opponents
+from azdb_jax.evaluation import matches
+from azdb_jax.evaluation.team import Team
+
+Array = jax.Array
+
+
+class MoveChoices(NamedTuple):
+    """Each player's move on a set of positions and how much they differ."""
+
+    moves: np.ndarray  # [n, P] action of player i on position p
+    distinct: np.ndarray  # [P] number of different moves among the n players
+    unique_share: np.ndarray  # [n] share of positions where i's move is nobody else's
+    disagreement: np.ndarray  # [n, n] share of positions where i and j choose differently
+
+    @property
+    def distinct_mean(self) -> float:
+        return float(self.distinct.mean())
+
+    def as_dict(self) -> Dict[str, Any]:
+        return dict(positions=int(self.moves.shape[1]), distinct_mean=self.distinct_mean,
+                    share_positions_with_disagreement=float((self.distinct > 1).mean()),
+                    unique_share=self.unique_share.tolist(), disagreement=self.disagreement.tolist())
+
+
+def random_positions(env: pgx.core.Env, count: int, rng_key: Array, *, max_plies: int = 6) -> pgx.core.State:
+    """``count`` positions [P], each after 0..``max_plies`` uniformly random plies from
+    ``env.init`` (position ``p`` from ``fold_in(rng_key, p)``); a ply that would end the
+    game is not played, so no position is over."""
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be an int >= 1, got {count!r}")
+    if not isinstance(max_plies, int) or max_plies < 0:
+        raise ValueError(f"max_plies must be an int >= 0, got {max_plies!r}")
+
+    def one(key):
+        init_key, plies_key, move_key = jax.random.split(key, 3)
+        state = env.init(init_key)
+        plies = jax.random.randint(plies_key, (), 0, max_plies + 1)
+
+        def ply(t, state):
+            action = opponents.sample_uniform(jax.random.fold_in(move_key, t), state.legal_action_mask[None])[0]
+            stepped = env.step(state, action)
+            keep = (t >= plies) | stepped.terminated | stepped.truncated
+            return jax.tree.map(lambda a, b: jnp.where(keep, a, b), state, stepped)
+
+        return jax.lax.fori_loop(0, max_plies, ply, state)
+
+    keys = jax.vmap(lambda p: jax.random.fold_in(rng_key, p))(jnp.arange(count))
+    return jax.jit(jax.vmap(one))(keys)
+
+
+def player_moves(team: Team, positions: pgx.core.State, rng_key: Array, *,
+                 players: Optional[int] = None) -> np.ndarray:
+    """Moves ``[n, P]`` of the first ``players`` (default all) team players on ``positions``.
+
+    Each player searches as in evaluation (``matches.latent_agent``: one compiled program
+    for every player) with the same key, so two players differ only through their latents.
+    """
+    n = team.num_players if players is None else players
+    agent = jax.jit(matches.latent_agent(team))
+    return np.stack([np.asarray(agent((team.params, jnp.int32(j)), rng_key, positions)) for j in range(n)])
+
+
+def compare_moves(moves: np.ndarray) -> MoveChoices:
+    """``MoveChoices`` of the moves ``[n, P]`` (any comparable ids, e.g. actions)."""
+    moves = np.asarray(moves)
+    if moves.ndim != 2 or moves.shape[1] < 1:
+        raise ValueError(f"moves must be [n, P] with P >= 1, got shape {moves.shape}")
+    n = moves.shape[0]
+    distinct = np.array([len(set(moves[:, p].tolist())) for p in range(moves.shape[1])])
+    differ = moves[:, None, :] != moves[None, :, :]  # [n, n, P]
+    disagreement = differ.mean(axis=-1)
+    if n > 1:
+        others = ~np.eye(n, dtype=bool)
+        unique_share = np.array([differ[i][others[i]].all(axis=0).mean() for i in range(n)])
+    else:
+        unique_share = np.full((1,), np.nan)
+    return MoveChoices(moves=moves, distinct=distinct, unique_share=unique_share, disagreement=disagreement)
+
+
+def team_move_choices(team: Team, *, num_positions: int = 200, rng_key: Optional[Array] = None,
+                      max_plies: int = 6) -> MoveChoices:
+    """Every player's move on ``num_positions`` random positions of the team's game, compared."""
+    rng_key = jax.random.PRNGKey(0) if rng_key is None else rng_key
+    position_key, search_key = jax.random.split(rng_key)
+    positions = random_positions(team.env, num_positions, position_key, max_plies=max_plies)
+    return compare_moves(player_moves(team, positions, search_key))
+
+
+__all__ = ["MoveChoices", "random_positions", "player_moves", "compare_moves", "team_move_choices"]
