@@ -157,7 +157,7 @@ def make_recurrent_fn(
         own_turn = next_state.current_player == ctx.root_seat
         if opponent_model == "opponent":
             out = apply_fn(ctx.network_params, next_state.observation, jnp.where(own_turn, ctx.player, ctx.opponent))
-            if out.value_d_opponent is not None:  # the root player's view of the opponent's positions
+            if getattr(out, "value_d_opponent", None) is not None:  # the root player's view of the opponent's positions
                 mine = apply_fn(ctx.network_params, next_state.observation, ctx.player)
                 out = out._replace(value_d_opponent=mine.value_d_opponent)
         else:
@@ -170,7 +170,8 @@ def make_recurrent_fn(
             reward_d = jax.vmap(intrinsic_reward_fn, in_axes=(None, 0, 0))(ctx.hook_params, phi, ctx.player)
         reward = diversity.search_transition_reward(
             reward_e, reward_d, ctx.lam, mover == ctx.root_seat)
-        leaf_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, own_turn, out.value_d_opponent)
+        leaf_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, own_turn,
+                                                   getattr(out, "value_d_opponent", None))
         terminated = next_state.terminated
         output = tree_search.StepOutput(
             reward=reward,

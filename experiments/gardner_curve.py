@@ -1,0 +1,123 @@
+"""A Gardner chess run's learning curve: player 0 against random, minimax2 and Fairy-Stockfish.
+
+For each checkpoint of the run (or ``--steps``), the scores against uniform random and the
+depth-2 legal-move minimax come from the run's own evaluations (``metrics.jsonl``, same
+iteration); player 0 (λ_0 = 1, searching as in self-play) then plays Fairy-Stockfish
+(``UCI_Variant gardner``) at each ``--engine`` limit, from ``--starts`` positions reached by
+``--opening_plies`` uniformly random plies from the initial position (the same for every
+checkpoint), both colours. Engine games stop at ``--max_plies`` and are then scored as draws.
+
+    python experiments/gardner_curve.py --run=runs/gardner_cpu --engines=depth=1,nodes=1000 \\
+        --starts=10 --out=eval/gardner_curve.json
+
+Needs Fairy-Stockfish (``apt-get install -y fairy-stockfish``, or ``FAIRY_STOCKFISH``).
+"""
+
+import json
+import pathlib
+import sys
+from typing import Dict, List
+
+from absl import app, flags
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from azdb_jax import distributed  # noqa: E402  (imports no JAX: safe before jax.distributed.initialize)
+
+if __name__ == "__main__":  # multi-host: join the run before the imports below create the XLA backend
+    distributed.define_flags()
+    distributed.initialize_from_argv(sys.argv)
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+from azdb_jax import cli, runner  # noqa: E402
+from azdb_jax.envs import gardner_interop  # noqa: E402
+from azdb_jax.evaluation import fairy_stockfish, loading, matches, reports  # noqa: E402
+
+_RUN = flags.DEFINE_string("run", None, "A Gardner chess run directory.")
+_STEPS = flags.DEFINE_list("steps", [], "Checkpoint steps (default: every checkpoint kept).")
+_ENGINES = flags.DEFINE_list("engines", ["depth=1", "nodes=1000"], "Fairy-Stockfish limits, e.g. depth=1,nodes=1000.")
+_STARTS = flags.DEFINE_integer("starts", 10, "Start positions (each played with both colours).", lower_bound=1)
+_OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Random plies from the initial position to each start.",
+                                      lower_bound=0)
+_MAX_PLIES = flags.DEFINE_integer("max_plies", 150, "Engine games stop here and score as draws.", lower_bound=1)
+_SIMULATIONS = flags.DEFINE_integer("simulations", None, "Search simulations (default: the run's evaluation's).")
+_SEED = flags.DEFINE_integer("seed", 0, "Seed of the start positions and the agent's search.")
+_OUT = flags.DEFINE_string("out", None, "Write the curve as JSON here.")
+
+
+def random_starts(count: int, plies: int, seed: int) -> List[str]:
+    """``count`` FENs after ``plies`` uniformly random legal plies from the initial position."""
+    from azdb_jax import envs  # pylint: disable=g-import-not-at-top
+
+    env, rng = envs.make("gardner_chess"), np.random.default_rng(seed)
+    step = jax.jit(env.step)
+    fens = []
+    while len(fens) < count:
+        state = env.init(jax.random.PRNGKey(0))
+        for _ in range(plies):
+            state = step(state, int(rng.choice(gardner_interop.legal_actions(state))))
+            if bool(state.terminated):
+                break
+        if not bool(state.terminated):
+            fens.append(gardner_interop.state_to_fen(state))
+    return fens
+
+
+def parse_limit(text: str) -> Dict[str, int]:
+    name, _, value = text.partition("=")
+    if name not in ("depth", "nodes") or not value.isdigit():
+        raise ValueError(f"--engines: {text!r} is not depth=N or nodes=N")
+    return {name: int(value)}
+
+
+def in_training_scores(workdir: pathlib.Path) -> Dict[int, Dict[str, float]]:
+    """{iteration: {opponent: score}} of player 0 in the run's own evaluations."""
+    scores: Dict[int, Dict[str, float]] = {}
+    for record in runner.read_metrics(workdir):
+        if record.get("kind") == "eval" and record.get("player") == 0:
+            scores.setdefault(record["iteration"], {})[record["opponent"]] = record["score"]
+    return scores
+
+
+def main(argv):
+    del argv
+    if not _RUN.value:
+        raise ValueError("--run is required")
+    workdir = pathlib.Path(_RUN.value)
+    limits = [parse_limit(text) for text in _ENGINES.value]
+    steps = [int(s) for s in _STEPS.value] or sorted(
+        int(p.name) for p in (workdir / "checkpoints").iterdir() if p.name.isdigit())
+    starts = random_starts(_STARTS.value, _OPENING_PLIES.value, _SEED.value)
+    own = in_training_scores(workdir)
+    rows = []
+    engines = [fairy_stockfish.FairyStockfishPlayer(**limit) for limit in limits]
+    try:
+        for step in steps:
+            team = loading.load_team(workdir, step=step, num_simulations=_SIMULATIONS.value)
+            agent = matches.player_agent(team, 0)
+            row = dict(iteration=step, **{f"vs_{k}": v for k, v in own.get(step, {}).items()})
+            for limit, engine in zip(limits, engines):
+                result = matches.play_engine_match(agent, team.params, engine, starts, env=team.env,
+                                                   max_plies=_MAX_PLIES.value,
+                                                   rng_key=jax.random.PRNGKey(_SEED.value), agent_name=team.name)
+                tally = matches.tally(result.result, np.ones_like(result.finished))
+                key = "vs_fsf_" + "_".join(f"{k}{v}" for k, v in limit.items())
+                row[key] = tally["score"]
+                row[key + "_wdl"] = [tally["wins"], tally["draws"], tally["losses"]]
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        for engine in engines:
+            engine.close()
+    report = dict(run=str(workdir), engine=engines[0].name.split(" ")[0] if engines else None,
+                  limits=_ENGINES.value, starts=starts, max_plies=_MAX_PLIES.value, rows=rows)
+    if _OUT.value:
+        out = pathlib.Path(_OUT.value)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        reports.write_atomic(out, json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)
