@@ -211,6 +211,10 @@ class RunConfig:
     eval_players: int = 0  # evaluate the first k team players (0: every player)
     eval_max_plies: int = 0  # evaluation games stop here (0: the game's own cap)
     eval_adjudication: str = "none"  # how games stopped at eval_max_plies score (azdb_jax.adjudication)
+    # Opponents of the in-training evaluation, by name: the game's fixed opponents
+    # (azdb_jax.opponents.opponents_for) and "previous" (the previous evaluation's
+    # network); empty: all of them.
+    eval_opponents: Tuple[str, ...] = ()
     checkpoint_every: int = 25  # iterations between checkpoints (0: only at the end)
     keep_checkpoints: int = 3
     checkpoint_replay: bool = True  # needed for an exact --resume; large for chess runs
@@ -228,6 +232,9 @@ class RunConfig:
                 raise ValueError(f"run.{name} must be an int >= 0, got {value!r}")
         if not 0.0 < self.store_fraction <= 1.0:
             raise ValueError(f"run.store_fraction must be in (0, 1], got {self.store_fraction!r}")
+        if not (isinstance(self.eval_opponents, tuple) and all(isinstance(o, str) and o for o in self.eval_opponents)
+                and len(set(self.eval_opponents)) == len(self.eval_opponents)):
+            raise ValueError(f"run.eval_opponents must be distinct opponent names, got {self.eval_opponents!r}")
         if self.eval_adjudication not in adjudication.RULES:
             raise ValueError(f"run.eval_adjudication must be one of {adjudication.RULES}, "
                              f"got {self.eval_adjudication!r}")

@@ -8,9 +8,9 @@ demo_chess  CPU, a few minutes: a team of 2 on chess with a tiny network and few
             simulations. It learns little; it makes chess checkpoints for trying the
             evaluation scripts (puzzles, matches with PGN, opening diversity) on a CPU.
 gardner_cpu CPU, about an hour on 2 cores: a team of 3 (λ = 0.9, PSRO-Nash) on Gardner's
-            5x5 chess, Gumbel search (32 simulations), evaluated every 10 iterations
-            for player 0 against random and the depth-2 legal-move minimax, games
-            capped at 100 plies and adjudicated by material (docs/results.md).
+            5x5 chess, Gumbel search (32 simulations), player 0 evaluated every 20
+            iterations against random and its previous network, games capped at 100
+            plies and adjudicated by material (docs/results.md).
 az_fast     the paper's "fast" setup (§4 Setup) with one player: chess, batch 1024,
             every position stored, 400 simulations; for accelerators.
 azdb_fast   the same with a team of 5 and PSRO-Nash matchmaking.
@@ -102,9 +102,13 @@ def gardner_cpu() -> TrainConfig:
         selfplay=SelfPlayConfig(num_games=64, num_plies=48, sample_plies=8),
         replay=ReplayConfig(capacity=40_000),
         learner=LearnerConfig(optimizer="adamw", learning_rate=2e-3, weight_decay=1e-4),
-        run=RunConfig(num_iterations=150, learner_steps=12, batch_size=256, eval_every=10, eval_games=32,
+        # The in-training evaluation (player 0 vs random and vs the previous evaluation's
+        # network) costs about a tenth of training; the depth-2 minimax costs ~30x random per
+        # game on Gardner, so it and Fairy-Stockfish score the checkpoints afterwards
+        # (experiments/gardner_curve.py).
+        run=RunConfig(num_iterations=150, learner_steps=12, batch_size=256, eval_every=20, eval_games=32,
                       eval_simulations=32, eval_players=1, eval_max_plies=100, eval_adjudication="material",
-                      checkpoint_every=10, keep_checkpoints=20),
+                      eval_opponents=("random", "previous"), checkpoint_every=10, keep_checkpoints=20),
     )
 
 

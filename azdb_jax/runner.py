@@ -229,9 +229,14 @@ class Evaluator:
                 feature_fn=feature_fn, intrinsic_reward_fn=reward_fn, hook_params=psi if with_reward else None,
             )(net_params, rng_key, state)
 
-        fixed = opponents.opponents_for(env.id, env)
+        available = dict(opponents.opponents_for(env.id, env), previous=agent)
+        chosen = config.run.eval_opponents or tuple(available)
+        unknown = [name for name in chosen if name not in available]
+        if unknown:
+            raise ValueError(f"run.eval_opponents: no opponent {', '.join(map(repr, unknown))} for {env.id}; "
+                             f"available: {', '.join(available)}")
         self._games = {}
-        for name, opponent in list(fixed.items()) + [("previous", agent)]:
+        for name, opponent in ((name, available[name]) for name in chosen):
             play = functools.partial(arena.play_games, env, agent, policy_b=opponent, num_games=self.num_games,
                                      max_plies=cap, adjudicate=adjudicate)
             self._games[name] = jax.jit(lambda pa, pb, key, play=play: play(params_a=pa, params_b=pb, rng_key=key))
