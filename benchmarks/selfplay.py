@@ -67,7 +67,7 @@ _FORWARDS = 8  # forward passes per timed turn (one is a few ms: too short to ti
 
 def search_tree(search_output: search.SearchOutput) -> Any:
     """The tree of a finished search of ours (the one place that knows where it lives)."""
-    return search_output.policy_output.search_tree
+    return search_output.tree
 
 
 def tree_bytes(tree: Any) -> int:

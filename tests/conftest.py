@@ -59,3 +59,16 @@ def stockfish_path() -> str:
         if _required():
             pytest.fail(str(e))
         pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session")
+def fsf_path() -> str:
+    """The Fairy-Stockfish binary, skipped or failed like ``stockfish_path``."""
+    from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
+
+    try:
+        return fairy_stockfish.find_fairy_stockfish()
+    except fairy_stockfish.FairyStockfishNotFound as e:
+        if _required():
+            pytest.fail(str(e))
+        pytest.skip(str(e))

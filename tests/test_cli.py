@@ -33,7 +33,7 @@ def _config(iterations: int):
 
 
 def _records(workdir):
-    return [json.loads(line) for line in (pathlib.Path(workdir) / "metrics.jsonl").read_text().splitlines()]
+    return runner.read_metrics(workdir, wall_clock=False)
 
 
 def test_a_finished_run_continued_equals_a_longer_run(tmp_path):

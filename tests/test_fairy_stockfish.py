@@ -22,13 +22,8 @@ MATED = "1k3/1Q3/1K3/5/5 b - - 0 1"
 
 
 @pytest.fixture(scope="module")
-def path() -> str:
-    try:
-        return fairy_stockfish.find_fairy_stockfish()
-    except fairy_stockfish.FairyStockfishNotFound as e:
-        if os.environ.get("AZDB_REQUIRE_DATA") == "1":
-            pytest.fail(str(e))
-        pytest.skip(str(e))
+def path(fsf_path) -> str:
+    return fsf_path
 
 
 @pytest.fixture(scope="module")

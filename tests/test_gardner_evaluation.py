@@ -32,16 +32,6 @@ LABEL_DEPTH = 14  # experiments/make_gardner_puzzles.py --label_depth
 RANDOM = opponents.uniform_random_policy()
 
 
-@pytest.fixture(scope="module")
-def fsf_path() -> str:
-    try:
-        return fairy_stockfish.find_fairy_stockfish()
-    except fairy_stockfish.FairyStockfishNotFound as e:
-        if os.environ.get("AZDB_REQUIRE_DATA") == "1":
-            pytest.fail(str(e))
-        pytest.skip(str(e))
-
-
 def _subset(records, size):
     return list(records) if ALL else list(records)[:size]
 

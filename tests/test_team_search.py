@@ -26,6 +26,7 @@ from azdb_jax.evaluation.team import Team  # noqa: E402
 from azdb_jax.networks import NetOutput  # noqa: E402
 from azdb_jax.presets import get_preset  # noqa: E402
 from experiments import eval_puzzles  # noqa: E402
+from test_planning import _ttt_setup  # noqa: E402
 
 # ------------------------------------------------------------------ hand-computed intrinsic terms
 
@@ -136,12 +137,7 @@ def test_team_intrinsic_hook_is_the_papers_reward():
 
 
 def _ttt():
-    env = envs.make("tic_tac_toe")
-    net = networks.make_network(networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8),
-                                num_actions=env.num_actions, num_players=3)
-    states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(3), 2))
-    states = jax.vmap(env.step)(states, jnp.int32([4, 0]))
-    params = net.init(jax.random.PRNGKey(0), states.observation)
+    env, net, params, states = _ttt_setup()  # test_planning's tic-tac-toe team of 3
     psi = jax.random.uniform(jax.random.PRNGKey(5), (3, features.num_features(env)))
     return env, net, params, states, psi
 

@@ -19,7 +19,7 @@ from azdb_jax import runner  # noqa: E402
 from azdb_jax.presets import get_preset  # noqa: E402
 
 TINY = [
-    "env.name=tic_tac_toe", "team.num_players=2", "team.matchmaker=uniform",
+    "env.name=tic_tac_toe", "team.num_players=2", "team.lam=1.0", "team.matchmaker=uniform",
     "network.channels=8", "network.num_blocks=1", "network.value_hidden=8",
     "search.num_simulations=6", "selfplay.num_games=8", "selfplay.num_plies=5", "selfplay.sample_plies=2",
     "replay.capacity=512", "run.batch_size=32", "run.learner_steps=2", "run.num_iterations=4",
@@ -84,8 +84,8 @@ def test_run_errors_are_clear(tmp_path):
     runner.train(config, tmp_path / "run", progress=False)
     with pytest.raises(ValueError, match="already holds checkpoints"):
         runner.train(config, tmp_path / "run", progress=False)
-    with pytest.raises(ValueError, match="differs from the config"):
-        runner.train(tiny_config("run.num_iterations=3"), tmp_path / "run", resume=True, progress=False)
+    with pytest.raises(ValueError, match="search.num_simulations: 6 -> 5"):
+        runner.train(tiny_config("search.num_simulations=5"), tmp_path / "run", resume=True, progress=False)
     # A checkpoint whose data was damaged is refused with its path named.
     step_dir = tmp_path / "run" / "checkpoints" / "2"
     data_files = [p for p in (step_dir / "state").rglob("*") if p.is_file() and p.stat().st_size > 64]

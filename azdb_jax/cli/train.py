@@ -78,7 +78,11 @@ def main(argv: List[str]) -> None:
     print(f"{workdir}: {result['iterations']} of {config.run.num_iterations} iterations "
           f"({result['seconds']:.0f} s this session)")
     if _SUMMARY.value and result["iterations"] >= config.run.num_iterations:
-        print_summary(workdir, _SUMMARY_POSITIONS.value)
+        if jax.process_count() > 1:  # the summary reloads the run, a collective the other processes have left
+            print(f"summary: run `azdb-train --workdir={workdir} --resume` or experiments/diversity_report.py "
+                  f"on one process")
+        else:
+            print_summary(workdir, _SUMMARY_POSITIONS.value)
 
 
 def print_summary(workdir: pathlib.Path, num_positions: int) -> None:
