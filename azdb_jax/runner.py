@@ -330,16 +330,23 @@ def _restore(manager: checkpoint.RunCheckpointer, step: Optional[int], target: c
     return restored._replace(extra=dict(restored.extra, previous_psi=restored.extra["expected_features"].psi))
 
 
-def load_run(workdir, step: Optional[int] = None):
-    """(config, components, trainer state) of a saved run, at ``step`` (default: latest)."""
+def load_run(workdir, step: Optional[int] = None, *, with_replay: bool = False):
+    """(config, components, trainer state) of a saved run, at ``step`` (default: latest).
+
+    The replay buffer is read only with ``with_replay`` (evaluation needs the network, ψ
+    and payoffs, not the buffer); otherwise the state's buffer is empty. So a run saved
+    before the buffer gained fields (e.g. the opponent's latent for
+    ``diversity.opponent_leaves="predict"``) still loads for evaluation.
+    """
     workdir = pathlib.Path(workdir)
     config = load_run_config(workdir)
     components = build_components(config, workdir)
     abstract = jax.eval_shape(functools.partial(trainer.init_trainer, components), jax.random.PRNGKey(0))
+    read_replay = with_replay and config.run.checkpoint_replay
     with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
-        target = _to_run_state(abstract, abstract.train_state.params, config.run.checkpoint_replay)
+        target = _to_run_state(abstract, abstract.train_state.params, read_replay)
         restored = _restore(manager, step, target, config)
-    state, _, _ = _from_run_state(restored, abstract if not config.run.checkpoint_replay else None,
+    state, _, _ = _from_run_state(restored, None if read_replay else abstract,
                                   sharding.trainer_state_shardings(sharding.make_mesh(1, local=True), abstract))
     return config, components, state
 

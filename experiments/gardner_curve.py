@@ -1,11 +1,18 @@
 """A Gardner chess run's learning curve: player 0 against random, minimax2 and Fairy-Stockfish.
 
-For each checkpoint of the run (or ``--steps``), the scores against uniform random and the
-depth-2 legal-move minimax come from the run's own evaluations (``metrics.jsonl``, same
-iteration); player 0 (λ_0 = 1, searching as in self-play) then plays Fairy-Stockfish
-(``UCI_Variant gardner``) at each ``--engine`` limit, from ``--starts`` positions reached by
-``--opening_plies`` uniformly random plies from the initial position (the same for every
-checkpoint), both colours. Engine games stop at ``--max_plies`` and are then scored as draws.
+For each checkpoint of the run (or ``--steps``), player 0 (λ_0 = 1, searching as in
+self-play, no noise) plays:
+
+- uniform random and the depth-2 legal-move minimax (``minimax2``), ``--games`` games each,
+  both colours, as the in-training evaluation plays them (``arena.play_games``: games stop
+  at ``--arena_max_plies`` and are adjudicated by material, ``azdb_jax.adjudication``);
+- Fairy-Stockfish (``UCI_Variant gardner``) at each ``--engines`` limit, from ``--starts``
+  positions reached by ``--opening_plies`` uniformly random plies from the initial position
+  (the same for every checkpoint), both colours; engine games stop at ``--max_plies`` and
+  are then scored as draws.
+
+The run's own evaluation scores at the same iteration (``metrics.jsonl``) are copied in
+as ``own_vs_<opponent>``.
 
     python experiments/gardner_curve.py --run=runs/gardner_cpu --engines=depth=1,nodes=1000 \\
         --starts=10 --out=eval/gardner_curve.json
@@ -13,6 +20,7 @@ checkpoint), both colours. Engine games stop at ``--max_plies`` and are then sco
 Needs Fairy-Stockfish (``apt-get install -y fairy-stockfish``, or ``FAIRY_STOCKFISH``).
 """
 
+import functools
 import json
 import pathlib
 import sys
@@ -31,7 +39,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-from azdb_jax import cli, runner  # noqa: E402
+from azdb_jax import adjudication, arena, cli, opponents, runner  # noqa: E402
 from azdb_jax.envs import gardner_interop  # noqa: E402
 from azdb_jax.evaluation import fairy_stockfish, loading, matches, reports  # noqa: E402
 
@@ -42,6 +50,9 @@ _STARTS = flags.DEFINE_integer("starts", 10, "Start positions (each played with 
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Random plies from the initial position to each start.",
                                       lower_bound=0)
 _MAX_PLIES = flags.DEFINE_integer("max_plies", 150, "Engine games stop here and score as draws.", lower_bound=1)
+_GAMES = flags.DEFINE_integer("games", 32, "Games against random and against minimax2 (0: skip them).", lower_bound=0)
+_ARENA_MAX_PLIES = flags.DEFINE_integer("arena_max_plies", 100, "Games against random and minimax2 stop here and "
+                                        "are adjudicated by material.", lower_bound=1)
 _SIMULATIONS = flags.DEFINE_integer("simulations", None, "Search simulations (default: the run's evaluation's).")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the start positions and the agent's search.")
 _OUT = flags.DEFINE_string("out", None, "Write the curve as JSON here.")
@@ -97,7 +108,18 @@ def main(argv):
         for step in steps:
             team = loading.load_team(workdir, step=step, num_simulations=_SIMULATIONS.value)
             agent = matches.player_agent(team, 0)
-            row = dict(iteration=step, **{f"vs_{k}": v for k, v in own.get(step, {}).items()})
+            row = dict(iteration=step, **{f"own_vs_{k}": v for k, v in own.get(step, {}).items()})
+            if _GAMES.value:
+                fixed = opponents.opponents_for(team.env.id, team.env)
+                for name in ("random", "minimax2"):
+                    play = jax.jit(functools.partial(
+                        arena.play_games, team.env, agent, policy_b=fixed[name], params_b=None,
+                        num_games=_GAMES.value + _GAMES.value % 2, max_plies=_ARENA_MAX_PLIES.value,
+                        adjudicate=adjudication.adjudicator(team.env, "material")))
+                    summary = arena.summarize(jax.device_get(play(params_a=team.params,
+                                                                  rng_key=jax.random.PRNGKey(_SEED.value + 1))))
+                    row[f"vs_{name}"] = summary["score"]
+                    row[f"vs_{name}_wdl"] = [summary["wins"], summary["draws"], summary["losses"]]
             for limit, engine in zip(limits, engines):
                 result = matches.play_engine_match(agent, team.params, engine, starts, env=team.env,
                                                    max_plies=_MAX_PLIES.value,

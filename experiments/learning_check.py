@@ -10,6 +10,9 @@ strength is known exactly:
 
 tic_tac_toe   arena games against a perfect player, both colours: no loss allowed.
 connect_four  arena games against uniform random play, both colours: >= 95% won.
+gardner_chess Gardner's 5x5 chess with Gumbel search: head to head with its own untrained
+              network (same search, 8 simulations, both colours, games adjudicated by
+              material at 60 plies): score >= 0.6, i.e. training made it stronger.
 nim           heaps (1, 3, 5), every position solved by the Nim oracle: the share of
               winning positions where the prior's best legal move wins, against the
               share a uniformly random legal move achieves; and how often the sign of
@@ -41,7 +44,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
 import jax  # noqa: E402  pylint: disable=g-import-not-at-top
 import jax.numpy as jnp  # noqa: E402
 
-from azdb_jax import arena, opponents, trainer  # noqa: E402
+from azdb_jax import adjudication, arena, opponents, trainer  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
 from azdb_jax.evaluation import nim as nim_eval  # noqa: E402
 from azdb_jax import runner  # noqa: E402
@@ -59,6 +62,7 @@ class Recipe:
       opponent: name of the fixed opponent (``opponents.opponents_for``) for arena games;
         empty for the oracle evaluation of Nim.
       min_score: least share of arena games won (connect four), or None.
+      min_points: least score (W + D/2) / N of the arena games (Gardner chess), or None.
       max_losses: most arena games lost (tic-tac-toe), or None.
       min_accuracy_margin: least gap between the prior's top-1 accuracy and the random
         baseline (Nim), or None.
@@ -69,6 +73,7 @@ class Recipe:
     min_score: Optional[float] = None
     max_losses: Optional[int] = None
     min_accuracy_margin: Optional[float] = None
+    min_points: Optional[float] = None
 
 
 # Shared by every recipe: plain AZ, no built-in evaluation, one checkpoint at the end.
@@ -106,6 +111,26 @@ RECIPES: Dict[str, Recipe] = {
         ),
         opponent="random",
         min_score=0.95,
+    ),
+    "gardner_chess": Recipe(
+        overrides=_COMMON + (
+            "env.name=gardner_chess",
+            "network.channels=32", "network.num_blocks=2", "network.value_hidden=32",
+            # Gumbel search: with few simulations PUCT misses low-prior mates and self-play
+            # drifts into repetition draws that teach nothing (docs/results.md, "Gardner chess").
+            "search.algorithm=gumbel", "search.num_simulations=16", "search.max_num_considered_actions=8",
+            "selfplay.num_games=32", "selfplay.num_plies=32", "selfplay.sample_plies=8",
+            "replay.capacity=20000",
+            "learner.learning_rate=0.002",
+            "run.num_iterations=30", "run.learner_steps=12", "run.batch_size=128",
+            # Head to head with the untrained network, both searching with 8 simulations
+            # (the first 6 plies sampled from the visits, so that games differ); games stop at
+            # 60 plies and are adjudicated by material (azdb_jax.adjudication).
+            "run.eval_games=64", "run.eval_simulations=8", "run.eval_max_plies=60",
+            "run.eval_adjudication=\"material\"",
+        ),
+        opponent="untrained",
+        min_points=0.6,
     ),
     "nim": Recipe(
         overrides=_COMMON + (
@@ -178,16 +203,25 @@ def eval_search_config(config: config_lib.TrainConfig):
 
 
 def arena_eval(config: config_lib.TrainConfig, components: trainer.Components, params: Any,
-               opponent: str) -> Dict[str, Any]:
-    """W/D/L of the trained agent (player 0, no noise) against a fixed opponent, both colours."""
+               opponent: str, opponent_params: Any = None) -> Dict[str, Any]:
+    """W/D/L of the trained agent (player 0, no noise) against ``opponent``, both colours.
+
+    ``opponent`` is a fixed opponent's name (``opponents.opponents_for``) or "untrained":
+    the same search with ``opponent_params`` (the untrained network); both sides then
+    sample their first 6 plies from the visit counts, so that the games differ. Games stop
+    at ``run.eval_max_plies`` (default: the game's cap), scored by ``run.eval_adjudication``.
+    """
     env = components.env
-    agent = opponents.search_policy(env, components.network.apply, eval_search_config(config), player=0)
-    policy_b = opponents.opponents_for(env.id, env)[opponent]
+    sample_plies = 6 if opponent == "untrained" else 0
+    agent = opponents.search_policy(env, components.network.apply, eval_search_config(config), player=0,
+                                    sample_plies=sample_plies)
+    policy_b = agent if opponent == "untrained" else opponents.opponents_for(env.id, env)[opponent]
     num_games = config.run.eval_games + config.run.eval_games % 2
-    play = jax.jit(functools.partial(arena.play_games, env, agent, policy_b=policy_b, params_b=None,
-                                     num_games=num_games, max_plies=runner.max_plies(env)))
+    play = jax.jit(functools.partial(arena.play_games, env, agent, policy_b=policy_b, num_games=num_games,
+                                     max_plies=config.run.eval_max_plies or runner.max_plies(env),
+                                     adjudicate=adjudication.adjudicator(env, config.run.eval_adjudication)))
     key = jax.random.PRNGKey(config.run.seed + 1)
-    summary = arena.summarize(jax.device_get(play(params_a=params, rng_key=key)))
+    summary = arena.summarize(jax.device_get(play(params_a=params, params_b=opponent_params, rng_key=key)))
     n = max(summary["finished"], 1)
     summary["win_rate"] = summary["wins"] / n
     summary["draw_rate"] = summary["draws"] / n
@@ -225,11 +259,12 @@ def nim_oracle_eval(components: trainer.Components, params: Any) -> Dict[str, An
 
 
 def evaluate(game: str, config: config_lib.TrainConfig, components: trainer.Components,
-             params: Any) -> Dict[str, Any]:
-    """The recipe's measurement of ``params``: oracle comparison (Nim) or arena games."""
+             params: Any, initial_params: Any = None) -> Dict[str, Any]:
+    """The recipe's measurement of ``params``: oracle comparison (Nim) or arena games
+    (against the untrained network ``initial_params`` for Gardner chess)."""
     if game == "nim":
         return nim_oracle_eval(components, params)
-    return arena_eval(config, components, params, RECIPES[game].opponent)
+    return arena_eval(config, components, params, RECIPES[game].opponent, initial_params)
 
 
 def accepted(game: str, result: Dict[str, Any]) -> bool:
@@ -242,6 +277,8 @@ def accepted(game: str, result: Dict[str, Any]) -> bool:
         ok &= result["unfinished"] == 0 and result["losses"] <= recipe.max_losses
     if recipe.min_score is not None:
         ok &= result["unfinished"] == 0 and result["win_rate"] >= recipe.min_score
+    if recipe.min_points is not None:
+        ok &= result["unfinished"] == 0 and result["score"] >= recipe.min_points
     return bool(ok)
 
 
@@ -254,16 +291,17 @@ def run_check(game: str, extra_overrides: Sequence[str] = (), *, reference: bool
     """
     recipe = RECIPES[game]
     config = make_config(game, extra_overrides)
-    run = train(config, keep_initial=reference)
+    head_to_head = recipe.opponent == "untrained"
+    run = train(config, keep_initial=reference or head_to_head)
     start = time.perf_counter()
-    result = evaluate(game, config, run.components, run.params)
+    result = evaluate(game, config, run.components, run.params, run.initial_params)
     eval_seconds = round(time.perf_counter() - start, 1)
     report = dict(game=game, passed=accepted(game, result), result=result, eval_seconds=eval_seconds,
                   total_seconds=round(run.stats["train_seconds"] + eval_seconds, 1), training=run.stats,
                   overrides=list(recipe.overrides) + list(extra_overrides),
                   thresholds=dict(max_losses=recipe.max_losses, min_score=recipe.min_score,
-                                  min_accuracy_margin=recipe.min_accuracy_margin))
-    if reference:
+                                  min_points=recipe.min_points, min_accuracy_margin=recipe.min_accuracy_margin))
+    if reference and not head_to_head:
         report["untrained"] = evaluate(game, config, run.components, run.initial_params)
     return report
 

@@ -5,6 +5,7 @@ seed) and checks it against an opponent of exactly known strength:
 
 - tic-tac-toe: no loss against a perfect player over games with both colours;
 - connect four: at least 95% of games won against uniform random play;
+- Gardner chess: a score of at least 0.6 against its own untrained network, same search;
 - Nim (1, 3, 5): the prior's best legal move wins in clearly more winning positions
   than a random legal move does (and the value head's sign is reported).
 
@@ -50,6 +51,20 @@ def test_connect_four_beats_random():
                                         f"(as first: {result['as_first']}, as second: {result['as_second']})")
     print(f"connect four vs random: W/D/L {result['wins']}/{result['draws']}/{result['losses']}, "
           f"win rate {result['win_rate']:.3f}")
+    assert report["passed"]
+
+
+def test_gardner_chess_beats_its_untrained_network():
+    # The failure this guards against: Gardner self-play that drifts into repetition draws
+    # and trains a network *weaker* than its untrained self (docs/results.md).
+    report = _run("gardner_chess")
+    result = report["result"]
+    assert result["games"] == 64 and result["unfinished"] == 0, result
+    assert result["as_first"]["games"] == result["as_second"]["games"], result
+    assert result["score"] >= 0.6, (f"scored {result['score']:.3f} against the untrained network "
+                                    f"(W/D/L {result['wins']}/{result['draws']}/{result['losses']})")
+    print(f"Gardner chess vs its untrained network: W/D/L {result['wins']}/{result['draws']}/{result['losses']}, "
+          f"score {result['score']:.3f}")
     assert report["passed"]
 
 
