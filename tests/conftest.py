@@ -47,28 +47,28 @@ def _required() -> bool:
     return os.environ.get("AZDB_REQUIRE_DATA") == "1"
 
 
-@pytest.fixture(scope="session")
-def stockfish_path() -> str:
-    """The Stockfish binary; skipped with the install hint when there is none (failed
-    when ``AZDB_REQUIRE_DATA=1``, as on CI, where scripts/install_system_deps.sh installs it)."""
-    from azdb_jax.evaluation import stockfish  # pylint: disable=g-import-not-at-top
-
+def _engine_path(find, not_found):
+    """``find()``'s binary; skipped with the install hint when there is none (failed when
+    ``AZDB_REQUIRE_DATA=1``, as on CI, where scripts/install_system_deps.sh installs it)."""
     try:
-        return stockfish.find_stockfish()
-    except stockfish.StockfishNotFound as e:
+        return find()
+    except not_found as e:
         if _required():
             pytest.fail(str(e))
         pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session")
+def stockfish_path() -> str:
+    """The Stockfish binary (see ``_engine_path``)."""
+    from azdb_jax.evaluation import stockfish  # pylint: disable=g-import-not-at-top
+
+    return _engine_path(stockfish.find_stockfish, stockfish.StockfishNotFound)
 
 
 @pytest.fixture(scope="session")
 def fsf_path() -> str:
-    """The Fairy-Stockfish binary, skipped or failed like ``stockfish_path``."""
+    """The Fairy-Stockfish binary (see ``_engine_path``)."""
     from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
 
-    try:
-        return fairy_stockfish.find_fairy_stockfish()
-    except fairy_stockfish.FairyStockfishNotFound as e:
-        if _required():
-            pytest.fail(str(e))
-        pytest.skip(str(e))
+    return _engine_path(fairy_stockfish.find_fairy_stockfish, fairy_stockfish.FairyStockfishNotFound)

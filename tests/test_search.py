@@ -186,6 +186,24 @@ def test_root_noise_is_dirichlet_over_the_legal_moves_only():
     np.testing.assert_allclose(samples.var(0).mean(), reference.var().mean(), rtol=0.1)
 
 
+def test_root_noise_on_the_slots_equals_the_full_draw():
+    # Each legal move's Gamma draw is keyed by its action id, so drawing only for the K
+    # slots a search holds gives the full-width draw bit for bit when every legal move fits
+    # (20 on the chess start, K = 64), and a crowded node keeps its K highest-prior moves.
+    states = chess_interop.states_from_fens([chess.STARTING_FEN] * 3)
+    legal = states.legal_action_mask
+    logits = jnp.where(legal, jax.random.normal(jax.random.PRNGKey(2), legal.shape), jnp.finfo(jnp.float32).min)
+    draw = lambda k: search.dirichlet_noised_logits(  # noqa: E731
+        jax.random.PRNGKey(5), logits, legal, alpha=0.3, fraction=0.25, num_candidates=k)
+    np.testing.assert_array_equal(np.asarray(draw(64)), np.asarray(draw(None)))
+    crowded = np.asarray(jax.nn.softmax(draw(5)))  # only 5 of the 20 legal moves get noise
+    clean = np.asarray(jax.nn.softmax(logits))
+    noised = np.abs(crowded - 0.75 * clean) > 1e-6
+    top5 = np.argsort(-np.where(np.asarray(legal), np.asarray(logits), -np.inf), axis=-1)[:, :5]
+    for row in range(3):  # (a Gamma(0.3) draw can be too small to see, so: a non-empty subset)
+        assert set(np.flatnonzero(noised[row])) <= set(top5[row]) and noised[row].any()
+
+
 def test_bad_search_config_values():
     with pytest.raises(ValueError, match="algorithm"):
         search.SearchConfig(algorithm="alphabeta")

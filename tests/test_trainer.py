@@ -100,6 +100,22 @@ def test_run_errors_are_clear(tmp_path):
         runner.train(config, tmp_path / "run", resume=True, progress=False)
 
 
+def test_evaluation_plays_the_chosen_opponents_only(tmp_path):
+    with pytest.raises(ValueError, match="eval_opponents"):
+        tiny_config('run.eval_opponents=["random","random"]')
+    components = runner.build_components(tiny_config())
+    chosen = runner.Evaluator(tiny_config('run.eval_opponents=["perfect","previous"]'), components)
+    assert list(chosen._games) == ["perfect", "previous"]  # pylint: disable=protected-access
+    assert set(runner.Evaluator(tiny_config(), components)._games) == {  # pylint: disable=protected-access
+        "random", "perfect", "minimax2", "previous"}
+    with pytest.raises(ValueError, match="no opponent 'oracle' for tic_tac_toe"):
+        runner.Evaluator(tiny_config('run.eval_opponents=["oracle"]'), components)
+    # A run evaluates exactly the chosen ones (the previous network from its second evaluation).
+    runner.train(tiny_config('run.eval_opponents=["perfect","previous"]'), tmp_path / "run", progress=False)
+    evals = [(r["iteration"], r["opponent"]) for r in _records(tmp_path / "run") if r["kind"] == "eval"]
+    assert sorted(set(evals)) == [(2, "perfect"), (4, "perfect"), (4, "previous")]
+
+
 def test_diversity_terms_flow_into_records_and_targets():
     config = tiny_config("team.num_players=3", "team.lam=0.5", "diversity.l0=0.3", "diversity.n_td=2",
                          "selfplay.num_plies=8")
