@@ -26,7 +26,7 @@ INSTALL_REQUIRES = [
 ]
 
 EXTRAS_REQUIRE = {
-    "test": ["pytest>=8.0", "pytest-xdist>=3.5", "scipy>=1.11"],
+    "test": ["pytest>=8.0", "pytest-xdist>=3.5", "scipy>=1.11", "nbclient>=0.9", "nbformat>=5.9", "ipykernel>=6.25"],
     "notebooks": ["jupyter>=1.0", "nbformat>=5.9"],
 }
 

@@ -72,3 +72,49 @@ def fsf_path() -> str:
     from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
 
     return _engine_path(fairy_stockfish.find_fairy_stockfish, fairy_stockfish.FairyStockfishNotFound)
+
+
+@pytest.fixture(scope="session")
+def ci_results(tmp_path_factory) -> pathlib.Path:
+    """A results folder of the reproduction's ``ci`` scale, trained once per test session.
+
+    Shared by the xdist workers (the first to arrive trains every run under a file lock; the
+    others wait and reuse it). Figure groups add their reports and figures to it.
+    """
+    import fcntl  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax import reproduction  # pylint: disable=g-import-not-at-top
+
+    shared = tmp_path_factory.getbasetemp().parent  # common to every xdist worker of this session
+    root = shared / "ci_results"
+    with open(shared / "ci_results.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        results = reproduction.Results(root, "ci")
+        reproduction.train_runs(results, progress=False)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    return root
+
+
+def run_notebook(path, results_root, timeout: int = 900) -> dict:
+    """Executes a notebook of ``colabs/`` in a fresh kernel (nbclient) with ``AZDB_RESULTS=results_root``.
+
+    Returns the executed notebook; a failing cell fails the test with its traceback.
+    """
+    import nbclient  # pylint: disable=g-import-not-at-top
+    import nbformat  # pylint: disable=g-import-not-at-top
+
+    notebook = nbformat.read(str(path), as_version=4)
+    previous = os.environ.get("AZDB_RESULTS")
+    os.environ["AZDB_RESULTS"] = str(results_root)
+    try:
+        client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                                         resources={"metadata": {"path": str(_REPO)}})
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as e:
+        pytest.fail(f"{pathlib.Path(path).name} failed:\n{e}")
+    finally:
+        if previous is None:
+            os.environ.pop("AZDB_RESULTS", None)
+        else:
+            os.environ["AZDB_RESULTS"] = previous
+    return notebook

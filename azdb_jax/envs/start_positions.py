@@ -310,5 +310,6 @@ def make_init_fn(env: pgx.core.Env, config: Any, workdir=None) -> Optional[InitF
     return make_start_sampler(env, states, initial_prob=config.initial_prob, halfmove_clocks=config.halfmove_clocks)
 
 
-# The chess hook lives in its own module (python-chess and the data loaders are imported there).
+# The chess and Gardner hooks live in their own modules (python-chess and the data loaders are imported there).
 from azdb_jax.envs import start_positions_chess  # noqa: E402,F401  pylint: disable=g-import-not-at-top,wrong-import-position
+from azdb_jax.envs import start_positions_gardner  # noqa: E402,F401  pylint: disable=g-import-not-at-top,wrong-import-position

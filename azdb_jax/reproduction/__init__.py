@@ -1,0 +1,79 @@
+"""Reproducing the paper's figures and tables: runs at a chosen scale, their evaluation, a manifest.
+
+``experiments/reproduce.py --scale=ci|cpu|chess_fast --out=DIR`` trains every run
+(``scales.run_specs``) and evaluates every figure group into ``DIR``; the notebooks in
+``colabs/`` draw each group's figures from there with ``azdb_jax.figures``.
+
+A figure group is a module of this package with:
+
+- ``ARMS``: the arms whose runs it reads;
+- ``evaluate(results: Results) -> dict``: computes its numbers and writes them with
+  ``results.write_report(<group>, summary, rows, runs=..., seconds=...)``.
+
+``GROUPS`` maps each group to the paper's figures and tables it stands for.
+"""
+
+import importlib
+import time
+from typing import Dict, Optional, Sequence, Tuple
+
+from azdb_jax.reproduction.results import Results, ResultsError, RunInfo
+from azdb_jax.reproduction.scales import ARMS, SCALES, EvalSizes, RunSpec, Scale, arm_config, get_scale, run_specs
+
+# group -> (the paper's figures and tables, one line)
+GROUPS: Dict[str, Tuple[str, str]] = {
+    "occupancy": ("Fig. 2, 18, 19", "where each player's pieces stand, per colour; ψ; castling rights"),
+    "openings": ("Fig. 3", "each player's move in opening positions; distinct moves vs the control"),
+    "puzzle_starts": ("Table 1, Fig. 4, 20", "self-play from puzzle positions: held-out solve rates"),
+    "solve_rates": ("Fig. 5, 16, 17", "solve rate per puzzle set: players, rules, max over latents, engine"),
+    "scaling": ("Fig. 7", "solve rate vs simulations x latents; latents vs seeds"),
+    "selection": ("Fig. 8", "selection rules x search type x trials"),
+    "matchmaking": ("Fig. 9, 10", "interaction graphs of each matchmaker; PSRO-Nash over training"),
+    "matches": ("Table 2, 3, Fig. 6, 21-23", "AZdb vs AZ matches: W/D/L, Elo, team agents, openings"),
+}
+
+
+def group_module(group: str):
+    if group not in GROUPS:
+        raise ValueError(f"unknown figure group {group!r}; groups: {', '.join(GROUPS)}")
+    return importlib.import_module(f"azdb_jax.reproduction.{group}")
+
+
+def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progress: bool = True) -> None:
+    """Trains (or resumes) every run of ``results`` not finished yet, recording each in the manifest."""
+    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+
+    for spec in results.specs:
+        if names is not None and spec.name not in names:
+            continue
+        info = results.run(spec.name)
+        step = info.latest_step
+        if step != info.iterations:
+            start = time.perf_counter()
+            runner.train(spec.config, info.workdir, resume=step is not None, progress=progress)
+            seconds = time.perf_counter() - start
+            previous = results.read_manifest().get("runs", {}).get(spec.name, {})
+            seconds += float(previous.get("train_seconds") or 0.0)
+        else:
+            seconds = results.read_manifest().get("runs", {}).get(spec.name, {}).get("train_seconds")
+        results.update_manifest("runs", spec.name, {
+            "arm": spec.arm, "seed": spec.seed, "workdir": str(info.workdir.relative_to(results.root)),
+            "iterations": info.iterations, "done": info.done, "train_seconds": seconds})
+
+
+def evaluate_group(results: Results, group: str) -> dict:
+    """Runs one figure group's evaluation (its report lands in ``results``)."""
+    return group_module(group).evaluate(results)
+
+
+def load_or_evaluate(root, group: str) -> dict:
+    """A group's report from the results folder ``root``, evaluating it first if missing."""
+    results = Results(root)
+    if not results.has_report(group):
+        evaluate_group(results, group)
+    return results.read_report(group)
+
+
+__all__ = ["ARMS", "EvalSizes", "GROUPS", "Results", "ResultsError", "RunInfo", "RunSpec", "SCALES", "Scale",
+           "arm_config", "evaluate_group", "get_scale", "group_module", "load_or_evaluate", "run_specs",
+           "train_runs"]

@@ -1,0 +1,175 @@
+"""A reproduction's results folder: its runs, its evaluation reports and its manifest.
+
+Layout (``experiments/reproduce.py --scale=S --out=DIR`` writes it; the notebooks read it)::
+
+    DIR/manifest.json          scale, library version, every run (arm, seed, iterations done,
+                               training seconds) and every figure group (the runs it reads,
+                               its report, its figures, evaluation seconds)
+    DIR/runs/<arm>_s<seed>/    training run directories (``azdb_jax.runner.train``)
+    DIR/eval/<group>.json|csv  each figure group's numbers (``reports.write_report``)
+    DIR/figures/<name>.png     figures drawn from those numbers, each beside
+    DIR/figures/<name>.json    the numbers it shows
+
+The manifest is rewritten atomically after every run and every group, so an interrupted
+reproduction resumes where it stopped.
+"""
+
+import contextlib
+import dataclasses
+import fcntl
+import json
+import pathlib
+import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from azdb_jax import checkpoint
+from azdb_jax.evaluation import reports
+from azdb_jax.reproduction import scales as scales_lib
+
+MANIFEST = "manifest.json"
+
+
+class ResultsError(RuntimeError):
+    """A results folder that cannot serve a request (no manifest, a run not trained yet)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunInfo:
+    """A run of the results folder."""
+
+    name: str
+    arm: str
+    seed: int
+    workdir: pathlib.Path
+    iterations: int  # the iterations its config asks for
+
+    @property
+    def latest_step(self) -> Optional[int]:
+        folder = self.workdir / "checkpoints"
+        if not folder.is_dir():
+            return None
+        with checkpoint.RunCheckpointer(str(folder), create=False) as manager:
+            return manager.latest_step()
+
+    @property
+    def done(self) -> bool:
+        return self.latest_step == self.iterations
+
+
+class Results:
+    """One results folder (see the module docstring).
+
+    Args:
+      root: the folder.
+      scale: its scale (a name or a ``scales.Scale``); default the one its manifest names.
+    """
+
+    def __init__(self, root, scale=None):
+        self.root = pathlib.Path(root)
+        manifest = self.read_manifest()
+        if scale is None:
+            if not manifest:
+                raise ResultsError(f"{self.root / MANIFEST} not found: run experiments/reproduce.py --out={self.root}")
+            scale = manifest["scale"]
+        self.scale: scales_lib.Scale = scale if isinstance(scale, scales_lib.Scale) else scales_lib.get_scale(scale)
+        if manifest and manifest.get("scale") != self.scale.name:
+            raise ResultsError(f"{self.root} holds scale {manifest.get('scale')!r}, not {self.scale.name!r}")
+        self.specs = scales_lib.run_specs(self.scale)
+
+    # ---------------------------------------------------------------- manifest
+
+    def read_manifest(self) -> Dict[str, Any]:
+        path = self.root / MANIFEST
+        if not path.is_file():
+            return {}
+        try:
+            return json.loads(path.read_text())
+        except json.JSONDecodeError as e:
+            raise ResultsError(f"{path}: not valid JSON ({e}); delete it to rebuild it from the runs") from e
+
+    @contextlib.contextmanager
+    def _manifest_lock(self):
+        """Serialises read-modify-write of the manifest across processes (notebooks, reproduce.py)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".manifest.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def update_manifest(self, section: str, key: str, entry: Mapping[str, Any]) -> None:
+        """Sets ``manifest[section][key] = entry`` (and the scale header) atomically."""
+        with self._manifest_lock():
+            self._update_manifest(section, key, entry)
+
+    def _update_manifest(self, section: str, key: str, entry: Mapping[str, Any]) -> None:
+        manifest = self.read_manifest()
+        manifest.setdefault("scale", self.scale.name)
+        manifest.setdefault("game", self.scale.game)
+        manifest["description"] = self.scale.description
+        manifest.setdefault(section, {})[key] = dict(entry)
+        manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        reports.write_atomic(self.root / MANIFEST, json.dumps(reports._plain(manifest), indent=1))  # pylint: disable=protected-access
+
+    # ---------------------------------------------------------------- runs
+
+    def run(self, name: str) -> RunInfo:
+        for spec in self.specs:
+            if spec.name == name:
+                return RunInfo(spec.name, spec.arm, spec.seed, self.root / "runs" / spec.name,
+                               spec.config.run.num_iterations)
+        raise ResultsError(f"scale {self.scale.name!r} has no run {name!r}; runs: {[s.name for s in self.specs]}")
+
+    def runs(self, arm: str, *, trained: bool = True) -> List[RunInfo]:
+        """The runs of ``arm`` (every seed); with ``trained``, only those with a checkpoint."""
+        if arm not in scales_lib.ARMS:
+            raise ValueError(f"unknown arm {arm!r}; arms: {', '.join(scales_lib.ARMS)}")
+        out = [self.run(spec.name) for spec in self.specs if spec.arm == arm]
+        return [r for r in out if r.latest_step is not None] if trained else out
+
+    def first_run(self, arm: str) -> RunInfo:
+        """The lowest-seed trained run of ``arm``; ``ResultsError`` if none is trained."""
+        found = self.runs(arm)
+        if not found:
+            raise ResultsError(f"{self.root}: no trained run of arm {arm!r}; run experiments/reproduce.py "
+                               f"--scale={self.scale.name} --out={self.root}")
+        return found[0]
+
+    # ---------------------------------------------------------------- reports and figures
+
+    def report_prefix(self, group: str) -> pathlib.Path:
+        return self.root / "eval" / group
+
+    def write_report(self, group: str, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]] = (), *,
+                     runs: Sequence[str] = (), seconds: Optional[float] = None) -> Tuple[pathlib.Path, pathlib.Path]:
+        """Writes ``eval/<group>.json`` (summary + rows) and ``.csv`` and records them in the manifest."""
+        paths = reports.write_report(self.report_prefix(group), summary, list(rows))
+        self.update_manifest("figures", group, {
+            "report": str(paths[0].relative_to(self.root)), "runs": list(runs),
+            "seconds": None if seconds is None else round(float(seconds), 1)})
+        return paths
+
+    def has_report(self, group: str) -> bool:
+        return self.report_prefix(group).with_suffix(".json").is_file()
+
+    def read_report(self, group: str) -> Dict[str, Any]:
+        """``{"summary": ..., "rows": [...]}`` of a group's report."""
+        path = self.report_prefix(group).with_suffix(".json")
+        if not path.is_file():
+            raise ResultsError(f"{path} not found: run experiments/reproduce.py --scale={self.scale.name} "
+                               f"--out={self.root} --stages=eval --groups={group}")
+        return json.loads(path.read_text())
+
+    def figure_path(self, name: str) -> pathlib.Path:
+        return self.root / "figures" / f"{name}.png"
+
+    def save_figure(self, fig, name: str, numbers: Mapping[str, Any]) -> pathlib.Path:
+        """Saves ``fig`` as ``figures/<name>.png`` and the numbers it shows as ``<name>.json``."""
+        from azdb_jax import plots  # pylint: disable=g-import-not-at-top  (matplotlib only when drawing)
+
+        path = self.figure_path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        reports.write_atomic(path.with_suffix(".json"), json.dumps(reports._plain(dict(numbers)), indent=1))  # pylint: disable=protected-access
+        plots.save_figure(fig, path)
+        return path

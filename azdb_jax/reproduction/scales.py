@@ -1,0 +1,176 @@
+"""The scales a reproduction runs at, and the runs each scale trains.
+
+A scale names a game, the training budget of every arm, the seeds, and how large each
+evaluation is. Every arm of a scale trains for the same number of iterations with the same
+self-play and learner budget (equal compute per arm, as in the paper's comparisons):
+
+- ``az``: one player, λ = 1 (AlphaZero);
+- ``azdb``: ``num_players`` players, λ < 1, PSRO-Nash matchmaking (the method);
+- ``control``: the same team with λ = 1 for every player (the homogeneous control: one
+  network, the same latents and matchmaking, no diversity reward);
+- ``az_starts_random`` / ``az_starts_ood``: AlphaZero starting half its self-play games
+  from puzzle positions, with a random and an out-of-distribution held-out split
+  (paper Table 1 rows 3 and 4).
+
+``ci`` is minutes on 2 CPU cores (the notebooks execute on it in the test suite); ``cpu``
+is Gardner chess sized for a laptop overnight; ``chess_fast`` is the paper's fast chess
+configuration for accelerators.
+"""
+
+import dataclasses
+from typing import Dict, Sequence, Tuple
+
+from azdb_jax import config as config_lib
+from azdb_jax import presets
+
+ARMS = ("az", "azdb", "control", "az_starts_random", "az_starts_ood")
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalSizes:
+    """How large each evaluation of a scale is (every figure group reads what it needs).
+
+    Attributes:
+      simulations: search budget of every evaluation search.
+      scaling_simulations: budgets of the scaling figure (Fig. 7).
+      puzzles_per_set: puzzles taken from each engine-labelled set (0: all).
+      positions: positions for move-choice statistics (distinct moves, Fig. 3).
+      openings: opening positions drawn on boards (Fig. 3) and played from (Fig. 23).
+      occupancy_games: self-play games per player for the occupancy heatmaps (Fig. 2).
+      match_games: games per pairing in AZdb-vs-AZ matches (Table 2), both colours.
+      max_plies: evaluation games stop here and are adjudicated by material.
+      engine_nodes: Fairy-Stockfish / Stockfish node budget as a solver and opponent.
+      trials: numbers of latents tried in the scaling and selection figures (Fig. 7, 8).
+    """
+
+    simulations: int = 32
+    scaling_simulations: Tuple[int, ...] = (8, 16, 32)
+    puzzles_per_set: int = 0
+    positions: int = 200
+    openings: int = 12
+    occupancy_games: int = 32
+    match_games: int = 32
+    max_plies: int = 100
+    engine_nodes: int = 1000
+    trials: Tuple[int, ...] = (1, 2, 3)
+
+
+@dataclasses.dataclass(frozen=True)
+class Scale:
+    """One scale of the reproduction.
+
+    Attributes:
+      name: ``ci``, ``cpu`` or ``chess_fast``.
+      game: the env id every run plays.
+      preset: the preset the arms start from (``azdb_jax.presets``).
+      num_players: the team size of the ``azdb`` and ``control`` arms.
+      lam: λ of the ``azdb`` arm's players i > 0.
+      seeds: training seeds of the ``az``, ``azdb`` and ``control`` arms.
+      puzzle_seeds: training seeds of the two puzzle-start arms.
+      overrides: ``section.field=value`` overrides applied to every arm.
+      start_sources: the puzzle sets the puzzle-start arms train from.
+      heldout_group: the group the out-of-distribution split holds out.
+      test_count: puzzles the random split holds out.
+      eval: evaluation sizes.
+      description: one line for the manifest and the console.
+    """
+
+    name: str
+    game: str
+    preset: str
+    num_players: int
+    lam: float
+    seeds: Tuple[int, ...]
+    puzzle_seeds: Tuple[int, ...]
+    overrides: Tuple[str, ...]
+    start_sources: Tuple[str, ...]
+    heldout_group: str
+    test_count: int
+    eval: EvalSizes
+    description: str
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """One training run of a reproduction: ``runs/<name>`` in the results folder."""
+
+    name: str
+    arm: str
+    seed: int
+    config: config_lib.TrainConfig
+
+
+_GARDNER_SETS = ("gardner:mate_in_1", "gardner:mate_in_2", "gardner:mate_in_3", "gardner:only_move")
+
+SCALES: Dict[str, Scale] = {
+    "ci": Scale(
+        name="ci", game="gardner_chess", preset="gardner_cpu", num_players=3, lam=0.9, seeds=(0,), puzzle_seeds=(0,),
+        overrides=(
+            "network.channels=8", "network.num_blocks=1", "network.value_hidden=8",
+            "search.num_simulations=8", "search.max_num_considered_actions=4",
+            "selfplay.num_games=8", "selfplay.num_plies=12", "selfplay.sample_plies=4",
+            "replay.capacity=2048", "run.num_iterations=2", "run.learner_steps=2", "run.batch_size=32",
+            "run.eval_every=0", "run.eval_simulations=8", "run.checkpoint_every=1", "run.keep_checkpoints=2",
+            "run.checkpoint_replay=false"),
+        start_sources=_GARDNER_SETS, heldout_group="gardner:mate_in_3", test_count=20,
+        eval=EvalSizes(simulations=8, scaling_simulations=(4, 8), puzzles_per_set=8, positions=16, openings=4,
+                       occupancy_games=4, match_games=4, max_plies=24, engine_nodes=200, trials=(1, 2, 3)),
+        description="Gardner chess, tiny networks, 2 iterations: checks every notebook end to end in minutes"),
+    "cpu": Scale(
+        name="cpu", game="gardner_chess", preset="gardner_cpu", num_players=3, lam=0.9, seeds=(0, 1, 2),
+        puzzle_seeds=(0,),
+        overrides=("run.num_iterations=60", "run.eval_every=0", "run.checkpoint_every=20"),
+        start_sources=_GARDNER_SETS, heldout_group="gardner:mate_in_3", test_count=100,
+        eval=EvalSizes(simulations=32, scaling_simulations=(8, 16, 32, 64), puzzles_per_set=100, positions=200,
+                       openings=12, occupancy_games=32, match_games=32, max_plies=100, engine_nodes=1000,
+                       trials=(1, 2, 3)),
+        description="Gardner chess, the gardner_cpu preset for 60 iterations per arm (a laptop overnight)"),
+    "chess_fast": Scale(
+        name="chess_fast", game="chess", preset="azdb_fast", num_players=5, lam=0.9, seeds=(0,), puzzle_seeds=(0,),
+        overrides=(),
+        start_sources=("paper:penrose",), heldout_group="penrose_variation_2", test_count=17,
+        eval=EvalSizes(simulations=400, scaling_simulations=(100, 200, 400, 800), puzzles_per_set=1000,
+                       positions=500, openings=12, occupancy_games=128, match_games=128, max_plies=300,
+                       engine_nodes=10_000, trials=(1, 2, 3, 4, 5)),
+        description="chess, the paper's fast configuration (accelerators)"),
+}
+
+
+def get_scale(name: str) -> Scale:
+    if name not in SCALES:
+        raise ValueError(f"unknown scale {name!r}; scales: {', '.join(SCALES)}")
+    return SCALES[name]
+
+
+def _arm_overrides(scale: Scale, arm: str, seed: int) -> Sequence[str]:
+    team = {
+        "az": ("team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay"),
+        "azdb": (f"team.num_players={scale.num_players}", f"team.lam={scale.lam}", "team.matchmaker=psro_nash"),
+        "control": (f"team.num_players={scale.num_players}", "team.lam=1.0", "team.matchmaker=psro_nash"),
+    }
+    if arm in team:
+        return (*team[arm], f"run.seed={seed}")
+    if arm in ("az_starts_random", "az_starts_ood"):
+        split = (("start_positions.split=random", f"start_positions.test_count={scale.test_count}")
+                 if arm == "az_starts_random" else
+                 ("start_positions.split=group", f"start_positions.heldout_group={scale.heldout_group}"))
+        sources = "[" + ",".join(f'"{s}"' for s in scale.start_sources) + "]"
+        return (*team["az"], f"run.seed={seed}", f"start_positions.sources={sources}",
+                "start_positions.initial_prob=0.5", *split)
+    raise ValueError(f"unknown arm {arm!r}; arms: {', '.join(ARMS)}")
+
+
+def arm_config(scale: Scale, arm: str, seed: int) -> config_lib.TrainConfig:
+    """The training config of one arm and seed at ``scale``."""
+    base = presets.get_preset(scale.preset)
+    return config_lib.apply_overrides(base, (*scale.overrides, *_arm_overrides(scale, arm, seed)))
+
+
+def run_specs(scale: Scale, arms: Sequence[str] = ARMS) -> Tuple[RunSpec, ...]:
+    """Every run of ``scale`` (``<arm>_s<seed>``), in training order."""
+    specs = []
+    for arm in arms:
+        seeds = scale.puzzle_seeds if arm.startswith("az_starts") else scale.seeds
+        for seed in seeds:
+            specs.append(RunSpec(f"{arm}_s{seed}", arm, seed, arm_config(scale, arm, seed)))
+    return tuple(specs)

@@ -1,0 +1,68 @@
+"""Train and evaluate every run the figure notebooks need, at one scale, into one folder.
+
+    python experiments/reproduce.py --scale=ci --out=results/ci            # minutes on 2 CPU cores
+    python experiments/reproduce.py --scale=cpu --out=results/cpu          # Gardner chess, a laptop overnight
+    python experiments/reproduce.py --scale=chess_fast --out=results/chess # chess, accelerators
+
+Stages: ``train`` (every run of the scale, ``azdb_jax.reproduction.scales``; finished runs
+are skipped, interrupted ones resume from their latest checkpoint) then ``eval`` (every
+figure group, ``azdb_jax.reproduction.GROUPS``; a group whose report exists is skipped
+unless ``--force``). ``DIR/manifest.json`` records which run feeds which figure, the
+library version and the seconds each part took. Then open a notebook of ``colabs/`` with
+``RESULTS = "DIR"``.
+"""
+
+import pathlib
+import sys
+import time
+from typing import List
+
+from absl import app, flags
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from azdb_jax import cli  # noqa: E402  (no JAX import)
+
+_SCALE = flags.DEFINE_enum("scale", "ci", ["ci", "cpu", "chess_fast"], "How large every run and evaluation is.")
+_OUT = flags.DEFINE_string("out", None, "The results folder (default results/<scale>).")
+_STAGES = flags.DEFINE_list("stages", ["train", "eval"], "Stages to run: train, eval.")
+_RUNS = flags.DEFINE_list("runs", [], "Train only these runs (names like azdb_s0; default all).")
+_GROUPS = flags.DEFINE_list("groups", [], "Evaluate only these figure groups (default all).")
+_FORCE = flags.DEFINE_bool("force", False, "Re-evaluate groups whose report exists.")
+
+
+def main(argv: List[str]) -> None:
+    if len(argv) > 1:
+        raise ValueError(f"unexpected arguments: {' '.join(argv[1:])} (flags are written --name=value)")
+    from azdb_jax import reproduction  # pylint: disable=g-import-not-at-top
+
+    for stage in _STAGES.value:
+        if stage not in ("train", "eval"):
+            raise ValueError(f"--stages: unknown stage {stage!r} (train, eval)")
+    groups = _GROUPS.value or list(reproduction.GROUPS)
+    for group in groups:
+        if group not in reproduction.GROUPS:
+            raise ValueError(f"--groups: unknown figure group {group!r}; groups: {', '.join(reproduction.GROUPS)}")
+    out = pathlib.Path(_OUT.value or f"results/{_SCALE.value}")
+    results = reproduction.Results(out, _SCALE.value)
+    names = [spec.name for spec in results.specs]
+    for name in _RUNS.value:
+        if name not in names:
+            raise ValueError(f"--runs: scale {_SCALE.value!r} has no run {name!r}; runs: {', '.join(names)}")
+    print(f"{results.scale.name}: {results.scale.description}")
+    print(f"results: {out}  ({len(names)} runs: {', '.join(names)})")
+    if "train" in _STAGES.value:
+        reproduction.train_runs(results, _RUNS.value or None)
+    if "eval" in _STAGES.value:
+        for group in groups:
+            if results.has_report(group) and not _FORCE.value:
+                print(f"{group}: report exists ({results.report_prefix(group)}.json)")
+                continue
+            start = time.perf_counter()
+            reproduction.evaluate_group(results, group)
+            print(f"{group} ({reproduction.GROUPS[group][0]}): {time.perf_counter() - start:.0f} s")
+    print(f"manifest: {out / reproduction.results.MANIFEST}")
+
+
+if __name__ == "__main__":
+    app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)
