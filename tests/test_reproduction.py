@@ -1,0 +1,177 @@
+"""The reproduction's scales, results folder and Gardner start positions."""
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+from azdb_jax import presets, reproduction
+from azdb_jax.config import StartPositionsConfig
+from azdb_jax.data import gardner as gardner_data
+from azdb_jax.envs import gardner_interop
+from azdb_jax.envs import start_positions as sp
+from azdb_jax.envs.gardner_board import GardnerBoard
+from azdb_jax.reproduction import scales
+
+
+def _data_rows(name):
+    """Puzzle rows of a packaged Gardner set, counted from the file itself."""
+    lines = gardner_data.packaged_path(name).read_text().splitlines()
+    body = [line for line in lines if line.strip() and not line.startswith("#")]
+    assert body[0].startswith("PuzzleId,")
+    return body[1:]
+
+
+# ------------------------------------------------------------------ scales
+
+
+@pytest.mark.parametrize("name", list(scales.SCALES))
+def test_every_arm_has_equal_compute_and_its_own_team(name):
+    scale = scales.get_scale(name)
+    specs = scales.run_specs(scale)
+    assert [s.name for s in specs] == [f"{s.arm}_s{s.seed}" for s in specs]
+    assert {s.arm for s in specs} == set(scales.ARMS)
+    budgets = {(s.config.run.num_iterations, s.config.run.learner_steps, s.config.selfplay.num_games,
+                s.config.selfplay.num_plies, s.config.search.num_simulations) for s in specs}
+    assert len(budgets) == 1  # equal compute per arm
+    for spec in specs:
+        team = spec.config.team
+        assert spec.config.env.name == scale.game and spec.config.run.seed == spec.seed
+        if spec.arm == "azdb":
+            assert (team.num_players, team.lam) == (scale.num_players, scale.lam) and team.lam < 1
+        elif spec.arm == "control":
+            assert (team.num_players, team.lam) == (scale.num_players, 1.0)
+        else:
+            assert (team.num_players, team.lam) == (1, 1.0)
+        starts = spec.config.start_positions
+        assert bool(starts.sources) == spec.arm.startswith("az_starts")
+        if spec.arm == "az_starts_random":
+            assert (starts.split, starts.test_count) == ("random", scale.test_count)
+        if spec.arm == "az_starts_ood":
+            assert (starts.split, starts.heldout_group) == ("group", scale.heldout_group)
+
+
+def test_cpu_scale_azdb_arm_is_the_gardner_cpu_preset():
+    preset = presets.get_preset("gardner_cpu")
+    spec = next(s for s in scales.run_specs(scales.get_scale("cpu")) if s.name == "azdb_s1")
+    assert spec.config.team == preset.team and spec.config.network == preset.network
+    assert spec.config.search == preset.search and spec.config.selfplay == preset.selfplay
+    assert spec.config.run.seed == 1 and spec.config.run.num_iterations == 60
+
+
+def test_unknown_scale_and_arm_are_named():
+    with pytest.raises(ValueError, match="unknown scale 'gpu'"):
+        scales.get_scale("gpu")
+    with pytest.raises(ValueError, match="unknown arm 'alphago'"):
+        scales.arm_config(scales.get_scale("ci"), "alphago", 0)
+    with pytest.raises(ValueError, match="unknown figure group"):
+        reproduction.group_module("fig99")
+
+
+# ------------------------------------------------------------------ results folder
+
+
+def test_results_folder_manifest_reports_and_figures(tmp_path):
+    with pytest.raises(reproduction.ResultsError, match="manifest.json not found"):
+        reproduction.Results(tmp_path)
+    results = reproduction.Results(tmp_path, "ci")
+    assert [r.name for r in results.runs("azdb", trained=False)] == ["azdb_s0"]
+    assert results.runs("azdb") == []  # nothing trained
+    with pytest.raises(reproduction.ResultsError, match="no trained run of arm 'az'"):
+        results.first_run("az")
+    with pytest.raises(reproduction.ResultsError, match="has no run 'azdb_s7'"):
+        results.run("azdb_s7")
+
+    results.write_report("openings", {"distinct": 1.5}, [{"position": 0, "moves": 2}], runs=["azdb_s0"], seconds=3.21)
+    assert results.read_report("openings") == {"summary": {"distinct": 1.5}, "rows": [{"position": 0, "moves": 2}]}
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["scale"] == "ci" and manifest["game"] == "gardner_chess"
+    assert manifest["figures"]["openings"] == {"report": "eval/openings.json", "runs": ["azdb_s0"], "seconds": 3.2}
+    assert reproduction.Results(tmp_path).scale.name == "ci"  # the scale comes from the manifest
+    with pytest.raises(reproduction.ResultsError, match="holds scale 'ci', not 'cpu'"):
+        reproduction.Results(tmp_path, "cpu")
+    with pytest.raises(reproduction.ResultsError, match="experiments/reproduce.py"):
+        results.read_report("matches")
+
+    import matplotlib  # pylint: disable=g-import-not-at-top
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+    fig, ax = plt.subplots()
+    ax.bar([0, 1], [0.25, 0.75])
+    path = results.save_figure(fig, "fig0_test", {"bars": np.array([0.25, 0.75])})
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads(path.with_suffix(".json").read_text()) == {"bars": [0.25, 0.75]}
+
+    (tmp_path / "manifest.json").write_text("{not json")
+    with pytest.raises(reproduction.ResultsError, match="not valid JSON"):
+        reproduction.Results(tmp_path)
+
+
+def test_trained_ci_folder_records_every_run(ci_results):
+    results = reproduction.Results(ci_results)
+    manifest = results.read_manifest()
+    assert sorted(manifest["runs"]) == sorted(s.name for s in results.specs)
+    for name, entry in manifest["runs"].items():
+        assert entry["done"] and entry["iterations"] == 2 and entry["train_seconds"] > 0
+        assert results.run(name).latest_step == 2
+    # The out-of-distribution run held out exactly the mate-in-3 set and trained on the rest.
+    ood = json.loads((results.run("az_starts_ood_s0").workdir / "start_positions" / "manifest.json").read_text())
+    assert {p["group"] for p in ood["test"]} == {"gardner:mate_in_3"}
+    assert len(ood["test"]) == len(_data_rows("mate_in_3"))
+    assert len(ood["train"]) == sum(len(_data_rows(s)) for s in ("mate_in_1", "mate_in_2", "only_move"))
+    random_split = json.loads(
+        (results.run("az_starts_random_s0").workdir / "start_positions" / "manifest.json").read_text())
+    assert len(random_split["test"]) == results.scale.test_count
+
+
+# ------------------------------------------------------------------ Gardner start positions
+
+
+def test_gardner_sources_load_every_puzzle_with_its_group():
+    records = sp.FEN_GAMES["gardner_chess"].load_records("gardner:mate_in_2")
+    rows = _data_rows("mate_in_2")
+    assert len(records) == len(rows)
+    assert {r.group for r in records} == {"gardner:mate_in_2"}
+    first = rows[0].split(",")
+    # The puzzle position is the one after the opponent's move Moves[0].
+    board = GardnerBoard(first[1])
+    moves = first[2].split()
+    board.push_uci(moves[0])
+    assert records[0].fen == board.fen() and records[0].line == tuple(moves[1:])
+    with pytest.raises(ValueError, match="packaged Gardner sets are"):
+        sp.FEN_GAMES["gardner_chess"].load_records("gardner:mate_in_9")
+    with pytest.raises(FileNotFoundError, match="positions file not found"):
+        sp.FEN_GAMES["gardner_chess"].load_records("/nonexistent/puzzles.csv")
+
+
+def test_gardner_line_positions_lead_to_the_mate(fsf_path):
+    """The position after the solver's first move and the reply is a mate in one (Fairy-Stockfish)."""
+    import chess.engine  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
+
+    game = sp.FEN_GAMES["gardner_chess"]
+    with fairy_stockfish.FairyStockfish(fsf_path) as engine:
+        for record in game.load_records("gardner:mate_in_2")[:6]:
+            positions = game.line_positions(record.fen, record.line)
+            assert len(positions) == 1  # the solver moves again once, then mates
+            assert positions[0] == engine.engine_fen(record.fen, record.line[:2])
+            info = engine.analyse(positions[0], limit=chess.engine.Limit(depth=4))
+            assert info.lines[0].score.mate() == 1
+
+
+def test_gardner_start_states_have_the_engines_legal_moves(fsf_path):
+    import pgx  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
+
+    config = StartPositionsConfig(sources=("gardner:only_move",), split="none")
+    positions = sp.load_start_positions("gardner_chess", config)
+    fens = [p.fen for p in positions.train[:8]]
+    states = sp.FEN_GAMES["gardner_chess"].states_from_fens(pgx.make("gardner_chess"), fens)
+    with fairy_stockfish.FairyStockfish(fsf_path) as engine:
+        for i, fen in enumerate(fens):
+            state = jax.tree.map(lambda x, i=i: x[i], states)
+            assert sorted(gardner_interop.legal_uci_moves(state)) == sorted(engine.legal_moves(fen))
