@@ -88,7 +88,10 @@ def ci_results(tmp_path_factory) -> pathlib.Path:
 
     from azdb_jax import reproduction  # pylint: disable=g-import-not-at-top
 
-    shared = tmp_path_factory.getbasetemp().parent  # common to every xdist worker of this session
+    base = tmp_path_factory.getbasetemp()
+    # Under xdist each worker's basetemp sits in the session's folder; without xdist the
+    # basetemp is the session's folder itself (its parent is shared by every session).
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     root = shared / "ci_results"
     with open(shared / "ci_results.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

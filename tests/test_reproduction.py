@@ -1,6 +1,8 @@
 """The reproduction's scales, results folder and Gardner start positions."""
 
+import importlib
 import json
+import pathlib
 
 import jax
 import numpy as np
@@ -77,8 +79,8 @@ def test_results_folder_manifest_reports_and_figures(tmp_path):
         reproduction.Results(tmp_path)
     results = reproduction.Results(tmp_path, "ci")
     assert [r.name for r in results.runs("azdb", trained=False)] == ["azdb_s0"]
-    assert results.runs("azdb") == []  # nothing trained
-    with pytest.raises(reproduction.ResultsError, match="no trained run of arm 'az'"):
+    assert results.runs("azdb") == []  # nothing finished
+    with pytest.raises(reproduction.ResultsError, match="no finished run of arm 'az'"):
         results.first_run("az")
     with pytest.raises(reproduction.ResultsError, match="has no run 'azdb_s7'"):
         results.run("azdb_s7")
@@ -175,3 +177,16 @@ def test_gardner_start_states_have_the_engines_legal_moves(fsf_path):
         for i, fen in enumerate(fens):
             state = jax.tree.map(lambda x, i=i: x[i], states)
             assert sorted(gardner_interop.legal_uci_moves(state)) == sorted(engine.legal_moves(fen))
+
+
+def test_every_figure_group_has_its_module_figures_and_notebook():
+    colabs = pathlib.Path(__file__).resolve().parents[1] / "colabs"
+    for group in reproduction.GROUPS:
+        module = reproduction.group_module(group)
+        assert callable(module.evaluate) and module.ARMS and set(module.ARMS) <= set(reproduction.ARMS), group
+        assert importlib.import_module(f"azdb_jax.figures.{group}").__all__, group
+        notebook = json.loads((colabs / f"{group}.ipynb").read_text())
+        source = "".join("".join(cell["source"]) for cell in notebook["cells"])
+        assert f'"{group}")' in source and "AZDB_RESULTS" in source, group
+    with pytest.raises(ValueError, match="unknown figure group"):
+        reproduction.group_module("heatmaps")

@@ -122,17 +122,18 @@ class Results:
         raise ResultsError(f"scale {self.scale.name!r} has no run {name!r}; runs: {[s.name for s in self.specs]}")
 
     def runs(self, arm: str, *, trained: bool = True) -> List[RunInfo]:
-        """The runs of ``arm`` (every seed); with ``trained``, only those with a checkpoint."""
+        """The runs of ``arm`` (every seed); with ``trained``, only those whose training finished
+        (a run still training is left out, so that no figure mixes training budgets)."""
         if arm not in scales_lib.ARMS:
             raise ValueError(f"unknown arm {arm!r}; arms: {', '.join(scales_lib.ARMS)}")
         out = [self.run(spec.name) for spec in self.specs if spec.arm == arm]
-        return [r for r in out if r.latest_step is not None] if trained else out
+        return [r for r in out if r.done] if trained else out
 
     def first_run(self, arm: str) -> RunInfo:
-        """The lowest-seed trained run of ``arm``; ``ResultsError`` if none is trained."""
+        """The lowest-seed finished run of ``arm``; ``ResultsError`` if none has finished."""
         found = self.runs(arm)
         if not found:
-            raise ResultsError(f"{self.root}: no trained run of arm {arm!r}; run experiments/reproduce.py "
+            raise ResultsError(f"{self.root}: no finished run of arm {arm!r}; run experiments/reproduce.py "
                                f"--scale={self.scale.name} --out={self.root}")
         return found[0]
 

@@ -1,0 +1,159 @@
+"""Figure group ``openings`` (paper Fig. 3): each player's move in opening positions, and
+how many different moves a team's players choose, AZdb against its homogeneous control.
+
+- Boards: ``eval.openings`` opening positions (Gardner chess: the start position, then
+  distinct positions after 1..``OPENING_PLIES`` uniformly random plies from it with a fixed
+  seed; chess: ECO openings of the openings data, ``A00`` excluded, evenly spaced), and
+  every player's LCB move in each (``solvers.TeamSolver``, as ``evaluation.openings``:
+  the paper's Fig. 3 choice), for the ``azdb`` and ``control`` teams.
+- Distinct moves: every player's most-visited move on ``eval.positions`` random positions
+  (``move_choices.team_move_choices``, 0..``POSITION_PLIES`` random plies from the start;
+  the same positions for both arms), the number of
+  distinct moves per position, its mean and standard error, and the paired difference
+  AZdb − control (over seeds when the scale has several).
+
+Rows: ``kind = "opening"`` (a board: FEN and every player's UCI move) and ``kind =
+"position"`` (a random position: every player's action id and the distinct count).
+"""
+
+import time
+from typing import Any, Dict, List, Sequence, Tuple
+
+import chess
+import jax
+import numpy as np
+
+from azdb_jax import data
+from azdb_jax.envs import gardner_interop
+from azdb_jax.envs.gardner_board import GardnerBoard
+from azdb_jax.evaluation import loading, move_choices, puzzles, solvers
+from azdb_jax.reproduction.results import Results, RunInfo
+
+ARMS = ("azdb", "control")
+SEED = 0
+OPENING_PLIES = 4
+POSITION_PLIES = 6
+EXCLUDED_ECO = ("A00",)
+
+
+def gardner_openings(count: int, *, seed: int = SEED, max_plies: int = OPENING_PLIES) -> List[Tuple[str, str]]:
+    """``count`` distinct Gardner positions ``(label, FEN)``: the start, then positions after
+    1..``max_plies`` uniformly random legal plies from it (a numpy generator seeded ``seed``)."""
+    rng = np.random.default_rng(seed)
+    found = {gardner_interop.STARTING_FEN: "start"}
+    for _ in range(50 * count):
+        if len(found) >= count:
+            break
+        board = GardnerBoard()
+        for _ in range(int(rng.integers(1, max_plies + 1))):
+            moves = board.legal_moves
+            if not moves or board.is_checkmate():
+                break
+            board.push(moves[int(rng.integers(len(moves)))])
+        if board.legal_moves and not board.is_checkmate():
+            found.setdefault(board.fen(), f"random, ply {board.ply()}: " + " ".join(m.uci() for m in board.move_stack))
+    return [(label, fen) for fen, label in found.items()]
+
+
+def chess_openings(count: int) -> List[Tuple[str, str]]:
+    """``count`` ECO openings ``(ECO name, FEN)`` of the openings data, evenly spaced."""
+    openings = list(data.load_openings(data.data_path("openings"), exclude=EXCLUDED_ECO))
+    picks = np.unique(np.linspace(0, len(openings) - 1, min(count, len(openings))).round().astype(int))
+    return [(f"{openings[i].eco} {openings[i].name}", openings[i].fen) for i in picks]
+
+
+def opening_positions(game: str, count: int) -> List[Tuple[str, str]]:
+    """The group's opening positions ``(label, FEN)`` for ``game``."""
+    if game == "gardner_chess":
+        return gardner_openings(count)
+    if game == "chess":
+        return chess_openings(count)
+    raise ValueError(f"opening positions need chess or gardner_chess, got {game!r}")
+
+
+def _boards(game: str, fens: Sequence[str]):
+    return [GardnerBoard(f) if game == "gardner_chess" else chess.Board(f) for f in fens]
+
+
+def stderr(values) -> float:
+    """Standard error of the mean of ``values`` (NaN for fewer than two)."""
+    values = np.asarray(values, float)
+    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+
+
+def evaluate_run(results: Results, run: RunInfo, openings: Sequence[Tuple[str, str]]) -> Dict[str, Any]:
+    """LCB moves of every player of ``run`` at ``openings`` and its move choices on random positions."""
+    sizes = results.scale.eval
+    team = loading.load_team(run.workdir, num_simulations=sizes.simulations)
+    boards = _boards(results.scale.game, [fen for _, fen in openings])
+    solver = solvers.TeamSolver(team, rules=(), move="lcb", homogeneous_copies=0,
+                                batch_size=min(len(boards), 16), seed=SEED)
+    answers = puzzles.ask(solver, boards, progress=False)
+    moves = [[answers.moves[f"player_{j}"][b] for j in range(team.num_players)] for b in range(len(boards))]
+    choices = move_choices.team_move_choices(team, num_positions=sizes.positions, rng_key=jax.random.PRNGKey(SEED),
+                                                max_plies=POSITION_PLIES)
+    rows: List[Dict[str, Any]] = []
+    for b, ((label, fen), row) in enumerate(zip(openings, moves)):
+        rows.append({"kind": "opening", "arm": run.arm, "run": run.name, "index": b, "label": label, "fen": fen,
+                     **{f"player_{j}": uci for j, uci in enumerate(row)}, "distinct": len(set(row))})
+    for p in range(choices.moves.shape[1]):
+        rows.append({"kind": "position", "arm": run.arm, "run": run.name, "index": p,
+                     **{f"player_{j}": int(choices.moves[j, p]) for j in range(team.num_players)},
+                     "distinct": int(choices.distinct[p])})
+    counts = np.asarray(choices.distinct)
+    summary = {
+        "run": run.name, "seed": run.seed, "step": team.step, "num_players": team.num_players,
+        "search_lambdas": [float(x) for x in team.search_lambdas],
+        "opening_moves": moves, "opening_distinct": [len(set(row)) for row in moves],
+        "positions": int(counts.size), "distinct_mean": float(counts.mean()), "distinct_stderr": stderr(counts),
+        "histogram": {k: int(np.sum(counts == k)) for k in range(1, team.num_players + 1)},
+        "share_positions_with_disagreement": float((counts > 1).mean()),
+        "unique_share": choices.unique_share, "disagreement": choices.disagreement,
+    }
+    return {"summary": summary, "rows": rows, "distinct": counts}
+
+
+def evaluate(results: Results) -> dict:
+    """Evaluates the group into ``results`` (``eval/openings.json|csv``); returns the report."""
+    start = time.perf_counter()
+    sizes = results.scale.eval
+    openings = opening_positions(results.scale.game, sizes.openings)
+    arms: Dict[str, Dict[str, Any]] = {}
+    distinct: Dict[str, List[np.ndarray]] = {}
+    rows, names = [], []
+    for arm in ARMS:
+        found = results.runs(arm)
+        if not found:
+            results.first_run(arm)  # ResultsError saying how to train it
+        per_run = []
+        distinct[arm] = []
+        for run in found:
+            out = evaluate_run(results, run, openings)
+            per_run.append(out["summary"])
+            distinct[arm].append(out["distinct"])
+            rows += out["rows"]
+            names.append(run.name)
+        means = [r["distinct_mean"] for r in per_run]
+        arms[arm] = {"runs": per_run, "distinct_mean": float(np.mean(means)),
+                     "distinct_stderr": stderr(means) if len(per_run) > 1 else per_run[0]["distinct_stderr"],
+                     "stderr_over": "seeds" if len(per_run) > 1 else "positions"}
+    pairs = min(len(distinct["azdb"]), len(distinct["control"]))
+    if pairs > 1:  # seed k of one arm against seed k of the other
+        gaps = [float(np.mean(distinct["azdb"][k] - distinct["control"][k])) for k in range(pairs)]
+        difference, difference_se, over = float(np.mean(gaps)), stderr(gaps), "seeds"
+    else:  # the same positions for both arms: paired over positions
+        gaps = distinct["azdb"][0] - distinct["control"][0]
+        difference, difference_se, over = float(np.mean(gaps)), stderr(gaps), "positions (paired)"
+    summary = {
+        "game": results.scale.game, "openings": [{"label": label, "fen": fen} for label, fen in openings],
+        "opening_move": "lcb", "positions_move": "visits", "positions": sizes.positions,
+        "position_max_plies": POSITION_PLIES, "num_simulations": sizes.simulations, "seed": SEED,
+        "arms": arms,
+        "distinct_difference": difference, "distinct_difference_stderr": difference_se,
+        "difference_stderr_over": over,
+    }
+    results.write_report("openings", summary, rows, runs=names, seconds=time.perf_counter() - start)
+    return results.read_report("openings")
+
+
+__all__ = ["ARMS", "evaluate", "evaluate_run", "opening_positions", "gardner_openings", "chess_openings", "stderr"]
