@@ -87,6 +87,28 @@ def _grid(rows: int, cols: int, *, scale: float = 1.35):
     return fig, axes
 
 
+def _player_colour_grid(report: Dict[str, Any], values: np.ndarray, index: Sequence[int], *, cmap: str,
+                        vmin: float, vmax: float, titles, label: str):
+    """Boards ``values`` [n, 2, k, size, size] in a grid: a row per player and colour, a column
+    per piece (``index`` into the report's pieces); ``titles(i, c, k)`` names each panel.
+    Returns the figure and the row labels."""
+    n, k_count = values.shape[0], values.shape[2]
+    colours = _summary(report)["colours"]
+    labels = [f"player {i} as {c}" for i in range(n) for c in colours]
+    fig, axes = _grid(2 * n, k_count)
+    image = None
+    for i in range(n):
+        for c in range(2):
+            for k in range(k_count):
+                ax = axes[2 * i + c, k]
+                image = _draw_plane(ax, values[i, c, k], _start_squares(report, index[k]), cmap=cmap, vmin=vmin,
+                                    vmax=vmax, title=titles(i, c, k))
+                if k == 0:
+                    ax.set_ylabel(labels[2 * i + c], fontsize=7)
+    fig.colorbar(image, ax=axes, shrink=0.6, label=label)
+    return fig, labels
+
+
 def piece_occupancy(report: Dict[str, Any], arm: str = "azdb", *, pieces: Sequence[str] = DEFAULT_PIECES,
                     run: int = 0, source: str = "selfplay") -> Tuple[Any, Dict[str, Any]]:
     """Fig. 18: each player's occupancy of a few pieces (columns), as White and as Black (rows).
@@ -102,21 +124,10 @@ def piece_occupancy(report: Dict[str, Any], arm: str = "azdb", *, pieces: Sequen
     occupancy = _occupancy_percent(report, arm, run, source)[:, :, index]  # [n, 2, k, s, s]
     start_counts = np.asarray(_summary(report)["start_planes"], float)[index].sum(axis=(1, 2))  # [k]
     share = occupancy.sum(axis=(3, 4)) / 100.0 / np.where(start_counts > 0, start_counts, np.nan)
-    n = occupancy.shape[0]
-    colours = _summary(report)["colours"]
-    labels = [f"player {i} as {c}" for i in range(n) for c in colours]
     vmax = float(np.nanmax(occupancy)) if np.isfinite(occupancy).any() else 1.0
-    fig, axes = _grid(2 * n, len(pieces))
-    image = None
-    for i in range(n):
-        for c in range(2):
-            for k, piece in enumerate(pieces):
-                ax = axes[2 * i + c, k]
-                image = _draw_plane(ax, occupancy[i, c, k], _start_squares(report, index[k]), cmap="viridis",
-                                    vmin=0.0, vmax=vmax, title=_share_title(piece, share[i, c, k]))
-                if k == 0:
-                    ax.set_ylabel(labels[2 * i + c], fontsize=7)
-    fig.colorbar(image, ax=axes, shrink=0.6, label="% of positions")
+    fig, labels = _player_colour_grid(report, occupancy, index, cmap="viridis", vmin=0.0, vmax=vmax,
+                                      titles=lambda i, c, k: _share_title(pieces[k], share[i, c, k]),
+                                      label="% of positions")
     run_name = _run(report, arm, run)["run"]
     fig.suptitle(f"Piece occupancy of {ARM_LABELS.get(arm, arm)} players ({run_name}, {source})", fontsize=9)
     numbers = {"arm": arm, "run": run_name, "source": source, "pieces": list(pieces), "rows": labels, "units": "%",
@@ -197,22 +208,11 @@ def mean_subtracted(report: Dict[str, Any], arm: str = "azdb", *, pieces: Sequen
     index = _piece_index(report, pieces)
     occupancy = _occupancy_percent(report, arm, run, source)[:, :, index]
     difference = occupancy - np.nanmean(occupancy, axis=0, keepdims=True)
-    n = occupancy.shape[0]
-    colours = _summary(report)["colours"]
-    labels = [f"player {i} as {c}" for i in range(n) for c in colours]
     bound = float(np.nanmax(np.abs(difference))) if np.isfinite(difference).any() else 0.0
     bound = bound if bound > 0 else 1.0
-    fig, axes = _grid(2 * n, len(pieces))
-    image = None
-    for i in range(n):
-        for c in range(2):
-            for k, piece in enumerate(pieces):
-                ax = axes[2 * i + c, k]
-                image = _draw_plane(ax, difference[i, c, k], _start_squares(report, index[k]), cmap="RdBu",
-                                    vmin=-bound, vmax=bound, title=piece)
-                if k == 0:
-                    ax.set_ylabel(labels[2 * i + c], fontsize=7)
-    fig.colorbar(image, ax=axes, shrink=0.6, label="occupancy − players' mean (% of positions)")
+    fig, labels = _player_colour_grid(report, difference, index, cmap="RdBu", vmin=-bound, vmax=bound,
+                                      titles=lambda i, c, k: pieces[k],
+                                      label="occupancy − players' mean (% of positions)")
     run_name = _run(report, arm, run)["run"]
     fig.suptitle(f"Mean-subtracted occupancy of {ARM_LABELS.get(arm, arm)} players ({run_name}, {source})",
                  fontsize=9)
