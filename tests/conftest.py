@@ -8,6 +8,7 @@ tests that need data are skipped, unless ``AZDB_REQUIRE_DATA=1`` (CI sets it), i
 which case they fail.
 """
 
+import json
 import os
 import pathlib
 import tempfile
@@ -127,3 +128,18 @@ def run_notebook(path, results_root, timeout: int = 900) -> dict:
         else:
             os.environ["AZDB_RESULTS"] = previous
     return notebook
+
+
+def figure_numbers(results_root, name: str) -> dict:
+    """The numbers saved beside ``figures/<name>.png`` (which must exist and be non-empty)."""
+    path = pathlib.Path(results_root) / "figures" / f"{name}.json"
+    assert path.is_file() and path.with_suffix(".png").stat().st_size > 0, name
+    return json.loads(path.read_text())
+
+
+def stderr_of(values) -> float:
+    """Standard error of the mean, ``std(ddof=1) / sqrt(N)``, computed here independently."""
+    import numpy as np  # pylint: disable=g-import-not-at-top
+
+    values = np.asarray(values, float)
+    return float(np.std(values, ddof=1) / np.sqrt(values.size))

@@ -8,7 +8,6 @@ called directly and the graphs the run saved. The figure functions are tested on
 hand-made reports.
 """
 
-import json
 import pathlib
 
 import chess
@@ -23,16 +22,10 @@ from azdb_jax.figures import matchmaking as figures_matchmaking
 from azdb_jax.figures import occupancy as figures_occupancy
 from azdb_jax.figures import openings as figures_openings
 
-from conftest import run_notebook  # pylint: disable=g-bad-import-order
+from conftest import figure_numbers, run_notebook, stderr_of  # pylint: disable=g-bad-import-order
 
 COLABS = pathlib.Path(__file__).resolve().parents[1] / "colabs"
 PIECES = "PNBRQKpnbrqk"
-
-
-def _figure_numbers(root, name):
-    path = pathlib.Path(root) / "figures" / f"{name}.json"
-    assert path.is_file() and path.with_suffix(".png").stat().st_size > 0, name
-    return json.loads(path.read_text())
 
 
 def _planes_from_fen(fen: str, size: int) -> np.ndarray:
@@ -47,11 +40,6 @@ def _planes_from_fen(fen: str, size: int) -> np.ndarray:
                 planes[PIECES.index(ch), rank, file] = 1
                 file += 1
     return planes
-
-
-def _stderr(values):
-    values = np.asarray(values, float)
-    return np.std(values, ddof=1) / np.sqrt(values.size)
 
 
 # ------------------------------------------------------------------ notebooks on the ci folder
@@ -107,19 +95,19 @@ def test_occupancy_notebook_matches_games_replayed_on_boards(ci_results):
     assert summary["psi_spread_difference"] == pytest.approx(summary["arms"]["azdb"]["psi_spread"]
                                                              - control["psi_spread"])
 
-    std = _figure_numbers(ci_results, "fig2_occupancy_std")
+    std = figure_numbers(ci_results, "fig2_occupancy_std")
     index = [PIECES.index(p) for p in std["pieces"]]
     np.testing.assert_allclose(std["std_percent"], np.std(100 * occupancy[:, :, index], axis=0), atol=1e-9)
     assert std["castling_percent"] is None and "no castling" in std["castling_note"]
-    heat = _figure_numbers(ci_results, "fig18_piece_occupancy")
+    heat = figure_numbers(ci_results, "fig18_piece_occupancy")
     np.testing.assert_allclose(heat["occupancy_percent"], 100 * occupancy[:, :, index], atol=1e-9)
-    mean_sub = _figure_numbers(ci_results, "fig19_mean_subtracted_occupancy")
+    mean_sub = figure_numbers(ci_results, "fig19_mean_subtracted_occupancy")
     np.testing.assert_allclose(np.sum(mean_sub["difference_percent"], axis=0), 0.0, atol=1e-9)
-    trained_heat = _figure_numbers(ci_results, "fig18_piece_occupancy_trained")
+    trained_heat = figure_numbers(ci_results, "fig18_piece_occupancy_trained")
     assert trained_heat["source"] == "trained"
     np.testing.assert_allclose(np.array(trained_heat["occupancy_percent"], float),
                                100 * np.array(run["trained_occupancy"], float)[:, :, index], atol=1e-9)
-    spread = _figure_numbers(ci_results, "fig2_psi_spread")
+    spread = figure_numbers(ci_results, "fig2_psi_spread")
     assert spread["azdb"]["spread"] == summary["arms"]["azdb"]["psi_spread"]
 
 
@@ -145,18 +133,18 @@ def test_openings_notebook_moves_are_legal_and_counts_match_rows(ci_results):
         distinct = np.array([len({r[f"player_{j}"] for j in range(n)}) for r in positions])
         np.testing.assert_array_equal(distinct, [r["distinct"] for r in positions])
         assert data["distinct_mean"] == pytest.approx(distinct.mean())
-        assert data["distinct_stderr"] == pytest.approx(_stderr(distinct))
+        assert data["distinct_stderr"] == pytest.approx(stderr_of(distinct))
         assert sum(data["histogram"].values()) == len(positions)
         assert 1 <= distinct.min() and distinct.max() <= n
         per_arm[arm] = distinct
     gaps = per_arm["azdb"] - per_arm["control"]  # the same positions: paired
     assert summary["distinct_difference"] == pytest.approx(gaps.mean())
-    assert summary["distinct_difference_stderr"] == pytest.approx(_stderr(gaps))
+    assert summary["distinct_difference_stderr"] == pytest.approx(stderr_of(gaps))
 
-    numbers = _figure_numbers(ci_results, "fig3_distinct_moves")
+    numbers = figure_numbers(ci_results, "fig3_distinct_moves")
     assert numbers["azdb"]["mean"] == pytest.approx(per_arm["azdb"].mean())
     assert numbers["difference"] == pytest.approx(gaps.mean())
-    boards = _figure_numbers(ci_results, "fig3_opening_moves")["boards"]
+    boards = figure_numbers(ci_results, "fig3_opening_moves")["boards"]
     assert [b["moves"] for b in boards] == summary["arms"]["azdb"]["runs"][0]["opening_moves"]
 
 
@@ -191,10 +179,10 @@ def test_matchmaking_notebook_graphs_are_the_matchmakers_and_the_saved_ones(ci_r
             assert np.allclose(np.triu(sigma, 1), 0.0)  # player i meets players j <= i only
     np.testing.assert_allclose(payoff, np.load(files[-1])["payoff"])
 
-    numbers = _figure_numbers(ci_results, "fig10_psro_nash_over_training")
+    numbers = figure_numbers(ci_results, "fig10_psro_nash_over_training")
     assert numbers["iterations"] == [1, 2]
     np.testing.assert_allclose(numbers["white"][-1], summary["training"][-1]["white"])
-    numbers = _figure_numbers(ci_results, "fig9_matchmaker_graphs")
+    numbers = figure_numbers(ci_results, "fig9_matchmaker_graphs")
     assert numbers["graphs"] == summary["graphs"]
 
 

@@ -118,6 +118,10 @@ def test_trained_ci_folder_records_every_run(ci_results):
     for name, entry in manifest["runs"].items():
         assert entry["done"] and entry["iterations"] == 2 and entry["train_seconds"] > 0
         assert results.run(name).latest_step == 2
+        # Every run's network was trained (the replay held a batch by its last iteration):
+        # the puzzle-start arms would otherwise all be the same initial network.
+        metrics = [json.loads(line) for line in (results.run(name).workdir / "metrics.jsonl").read_text().splitlines()]
+        assert [m["learner_ready"] for m in metrics if m.get("kind") == "train"][-1] == 1.0, name
     # The out-of-distribution run held out exactly the mate-in-3 set and trained on the rest.
     ood = json.loads((results.run("az_starts_ood_s0").workdir / "start_positions" / "manifest.json").read_text())
     assert {p["group"] for p in ood["test"]} == {"gardner:mate_in_3"}
@@ -188,5 +192,8 @@ def test_every_figure_group_has_its_module_figures_and_notebook():
         notebook = json.loads((colabs / f"{group}.ipynb").read_text())
         source = "".join("".join(cell["source"]) for cell in notebook["cells"])
         assert f'"{group}")' in source and "AZDB_RESULTS" in source, group
+        runners = [t for t in (pathlib.Path(__file__).parent).glob("test_repro_*.py")
+                   if f'COLABS / "{group}.ipynb"' in t.read_text()]
+        assert runners, f"no test executes colabs/{group}.ipynb"
     with pytest.raises(ValueError, match="unknown figure group"):
         reproduction.group_module("heatmaps")

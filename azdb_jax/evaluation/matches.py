@@ -139,10 +139,18 @@ class MatchResult:
     length: np.ndarray  # [M] int plies played
     actions: np.ndarray  # [M, T] int moves in order, −1 after the end
     a_player: Optional[np.ndarray] = None  # [M] int team player on A's side (lookup games), else None
+    # [M] bool reached max_plies and was scored by an adjudicator (its result in ``result``);
+    # None when the match had no adjudicator
+    adjudicated: Optional[np.ndarray] = None
 
     @property
     def num_games(self) -> int:
         return int(self.result.shape[0])
+
+    @property
+    def decided(self) -> np.ndarray:
+        """[M] bool games with a result: ended by the rules or adjudicated at the ply cap."""
+        return self.finished if self.adjudicated is None else self.finished | self.adjudicated
 
     def select(self, mask: np.ndarray) -> "MatchResult":
         """The games where ``mask`` [M] is True."""
@@ -171,9 +179,12 @@ def summarize_match(match: MatchResult) -> Dict[str, Any]:
     """The match summary: names, the tally of ``tally`` overall and by A's colour, mean length."""
     summary = {"a": match.names[0], "b": match.names[1], "env": match.env_id,
                "seeds": sorted({int(s) for s in match.seed}), "starts": int(len(set(match.start_index.tolist())))}
-    summary.update(tally(match.result, match.finished))
+    decided = match.decided
+    summary.update(tally(match.result, decided))
+    if match.adjudicated is not None:
+        summary["adjudicated"] = int(match.adjudicated.sum())
     summary["mean_length"] = float(match.length.mean()) if match.num_games else float("nan")
-    summary["by_colour"] = {str(c): tally(match.result[match.a_colour == c], match.finished[match.a_colour == c])
+    summary["by_colour"] = {str(c): tally(match.result[match.a_colour == c], decided[match.a_colour == c])
                             for c in sorted(set(match.a_colour.tolist()))}
     return summary
 
@@ -188,14 +199,18 @@ def format_summary(summary: Dict[str, Any]) -> str:
 
 
 def match_rows(match: MatchResult) -> List[Dict[str, Any]]:
-    """One dict per game for the CSV report (moves as space-separated action ids)."""
+    """One dict per game for the CSV report (moves as space-separated action ids); with an
+    adjudicator, ``adjudicated`` says which results it gave."""
     outcome = {1.0: "win", 0.0: "draw", -1.0: "loss"}
+    decided = match.decided
     rows = []
     for g in range(match.num_games):
         row = {"game": g, "start_index": int(match.start_index[g]), "seed": int(match.seed[g]),
                "a_colour": str(match.a_colour[g]), "a_first": bool(match.a_first[g]),
-               "result": outcome[float(match.result[g])] if match.finished[g] else "unfinished",
+               "result": outcome[float(match.result[g])] if decided[g] else "unfinished",
                "plies": int(match.length[g])}
+        if match.adjudicated is not None:
+            row["adjudicated"] = bool(match.adjudicated[g])
         if match.a_player is not None:
             row["a_player"] = int(match.a_player[g])
         row["moves"] = " ".join(str(int(a)) for a in match.actions[g, :match.length[g]])
@@ -237,12 +252,12 @@ def _colours(a_first: np.ndarray, start_index: np.ndarray, white_to_move: Option
 
 
 @functools.lru_cache(maxsize=8)
-def _match_program(env: pgx.core.Env, agent_a: Policy, agent_b: Policy, max_plies: int):
-    """One jitted chunk of games; compiled once per (agents, chunk size)."""
+def _match_program(env: pgx.core.Env, agent_a: Policy, agent_b: Policy, max_plies: int, adjudicate=None):
+    """One jitted chunk of games; compiled once per (agents, adjudicator, chunk size)."""
 
     def run(params_a, params_b, keys, starts):
         return arena.play_games(env, agent_a, params_a, agent_b, params_b, keys[0], num_games=2 * keys.shape[0],
-                                max_plies=max_plies, initial_state=starts, pair_keys=keys)
+                                max_plies=max_plies, initial_state=starts, pair_keys=keys, adjudicate=adjudicate)
 
     return jax.jit(run)
 
@@ -269,6 +284,7 @@ def play_match(
     rng_key: Optional[Array] = None,
     names: Tuple[str, str] = ("A", "B"),
     a_player: Optional[int] = None,
+    adjudicate: Optional[Any] = None,
     progress: bool = False,
 ) -> MatchResult:
     """Plays every start position with both colours for every seed: ``2·P·S`` games.
@@ -284,6 +300,10 @@ def play_match(
       rng_key: default ``PRNGKey(0)``.
       names: labels of A and B for reports and PGN headers.
       a_player: the team player on A's side, recorded per game when given.
+      adjudicate: an ``azdb_jax.adjudication`` adjudicator (e.g. ``adjudicator(env,
+        "material")``) scoring the games still running at ``max_plies``; they keep
+        ``finished`` False and get ``adjudicated`` True (``MatchResult.decided``). Pass the
+        same object for every match to reuse the compiled program.
       progress: show a tqdm bar over chunks.
 
     Returns:
@@ -297,7 +317,7 @@ def play_match(
     pair_seed = np.repeat(seeds, num_starts)
     pair_start = np.tile(np.arange(num_starts), len(seeds))
     keys = pair_keys(rng_key, pair_seed, pair_start)
-    program = _match_program(env, agent_a, agent_b, max_plies)
+    program = _match_program(env, agent_a, agent_b, max_plies, adjudicate)
     parts = []
     chunks = list(_chunks(len(pair_seed), batch_pairs))
     for index, real in tqdm.tqdm(chunks, desc=f"{names[0]} vs {names[1]}", unit="chunk", disable=not progress):
@@ -315,7 +335,8 @@ def play_match(
         env_id=env.id, names=tuple(names), start_index=start_index, seed=seed, a_first=games.a_first,
         a_colour=_colours(games.a_first, start_index, _white_to_move(env, starts, num_starts)),
         result=games.result.astype(np.float64), finished=games.finished, length=games.length, actions=games.actions,
-        a_player=None if a_player is None else np.full(start_index.size, a_player))
+        a_player=None if a_player is None else np.full(start_index.size, a_player),
+        adjudicated=None if adjudicate is None else np.asarray(games.adjudicated, bool))
 
 
 # ------------------------------------------------------------------ against a UCI engine

@@ -31,7 +31,7 @@ their move is ``""`` and their value the game's result for the side to move.
 """
 
 import zlib
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import chess
 import jax
@@ -134,9 +134,7 @@ class TeamSolver:
         """The jitted search of one padded batch on the ``max_pieces`` move generator."""
         if max_pieces in self._programs:
             return self._programs[max_pieces]
-        team = self.team
-        if max_pieces != getattr(team.env, "max_pieces", DEFAULT_MAX_PIECES):
-            team = team.with_env(envs.make("chess", max_pieces=max_pieces))
+        team = team_for_pieces(self.team, max_pieces)
         rules, move, copies = self.rules, self.move, self.homogeneous_copies
         lambdas, hook = team.search_lambdas, team.search_hook()
 
@@ -155,11 +153,7 @@ class TeamSolver:
                 out.update({f"homogeneous_{name}": value for name, value in _answers(control, rules, move).items()})
             return _squeeze_batch(out)
 
-        def search(params, base_key, indices, states):
-            keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(base_key, indices)
-            return jax.vmap(one_position, in_axes=(None, 0, 0))(params, keys, states)
-
-        program = jax.jit(search)
+        program = per_position_program(one_position)
         self._programs[max_pieces] = program
         return program
 
@@ -167,27 +161,12 @@ class TeamSolver:
 
     def __call__(self, boards: Sequence[chess.Board]) -> SolverOutput:
         """Moves (UCI) and values (side to move) of every column for ``boards``."""
-        moves: Dict[str, List[str]] = {column: [] for column in self.columns}
-        values: Dict[str, List[float]] = {column: [] for column in self.columns}
-        for start in range(0, len(boards), self.batch_size):
-            batch_moves, batch_values = self._solve_batch(list(boards[start:start + self.batch_size]))
-            for column in self.columns:
-                moves[column] += batch_moves[column]
-                values[column] += batch_values[column]
-        return SolverOutput(moves=moves, values={c: np.asarray(v, np.float64) for c, v in values.items()})
+        return solve_in_batches(self._solve_batch, self.columns, boards, self.batch_size)
 
     def _solve_batch(self, boards: List[chess.Board]) -> Tuple[Dict[str, List[str]], Dict[str, List[float]]]:
-        size = len(boards)
-        start = self._game.new_board(None)
-        outcomes = [_game_over_value(board) for board in boards]
-        searched = [board if outcome is None else start for board, outcome in zip(boards, outcomes)]
-        padded = searched + [start] * (self.batch_size - size)
-        max_pieces = max(self._game.required_max_pieces(padded),
-                         getattr(self.team.env, "max_pieces", DEFAULT_MAX_PIECES))
-        states = self._game.states_from_boards(padded, max_pieces=max_pieces)
-        indices = jnp.asarray([position_index(board) for board in padded], jnp.uint32)
-        out = jax.device_get(self._program(max_pieces)(self.team.params, jax.random.PRNGKey(self.seed), indices,
-                                                       states))
+        batch = prepare_batch(self._game, boards, self.batch_size, self.team.env)
+        out = jax.device_get(self._program(batch.max_pieces)(self.team.params, jax.random.PRNGKey(self.seed),
+                                                             batch.indices, batch.states))
         columns: Dict[str, Tuple[np.ndarray, np.ndarray]] = {}  # column -> (actions [B], values [B])
         for j in range(self.team.num_players):
             columns[f"player_{j}"] = out["player_actions"][:, j], out["player_values"][:, j]
@@ -200,14 +179,7 @@ class TeamSolver:
             for r, rule in enumerate(self.rules):
                 columns[f"homogeneous_{rule}"] = (out["homogeneous_rule_actions"][:, r],
                                                   out["homogeneous_rule_values"][:, r])
-        moves: Dict[str, List[str]] = {}
-        values: Dict[str, List[float]] = {}
-        for column in self.columns:
-            actions, column_values = columns[column]
-            moves[column] = [self._game.action_to_uci(int(actions[b]), boards[b]) if outcomes[b] is None else ""
-                             for b in range(size)]
-            values[column] = [float(column_values[b]) if outcomes[b] is None else outcomes[b] for b in range(size)]
-        return moves, values
+        return batch_answers(self._game, batch, columns, self.columns)
 
 
 def _squeeze_batch(out: Dict[str, Array]) -> Dict[str, Array]:
@@ -230,4 +202,79 @@ def _game_over_value(board: chess.Board) -> Optional[float]:
     return None
 
 
-__all__ = ["TeamSolver", "DEFAULT_RULES", "MAX_OVER_LATENTS", "HOMOGENEOUS_MAX", "position_index"]
+# ------------------------------------------------------------------ batching shared by the solvers
+
+
+class Batch(NamedTuple):
+    """A batch of positions ready to search: padded to the solver's batch size with the
+    start position, positions already over replaced by it (and answered by their result)."""
+
+    boards: List[chess.Board]  # the real positions (no padding)
+    outcomes: List[Optional[float]]  # the result for the side to move of a finished position, else None
+    max_pieces: int  # the move generator the batch needs (chess; Gardner's fixed one otherwise)
+    states: Any  # the padded positions as env states [batch_size, ...]
+    indices: Array  # [batch_size] uint32 each position's key index (``position_index``)
+
+
+def prepare_batch(game, boards: Sequence[chess.Board], batch_size: int, env) -> Batch:
+    """``boards`` (at most ``batch_size``) as a ``Batch`` for ``game`` (``board_interop``)."""
+    boards = list(boards)
+    start = game.new_board(None)
+    outcomes = [_game_over_value(board) for board in boards]
+    padded = [board if outcome is None else start for board, outcome in zip(boards, outcomes)]
+    padded += [start] * (batch_size - len(boards))
+    max_pieces = max(game.required_max_pieces(padded), getattr(env, "max_pieces", DEFAULT_MAX_PIECES))
+    states = game.states_from_boards(padded, max_pieces=max_pieces)
+    indices = jnp.asarray([position_index(board) for board in padded], jnp.uint32)
+    return Batch(boards, outcomes, max_pieces, states, indices)
+
+
+def team_for_pieces(team: Team, max_pieces: int) -> Team:
+    """``team`` on the chess move generator for ``max_pieces`` (itself when it already is)."""
+    if max_pieces != getattr(team.env, "max_pieces", DEFAULT_MAX_PIECES):
+        return team.with_env(envs.make("chess", max_pieces=max_pieces))
+    return team
+
+
+def per_position_program(one_position: Callable) -> Callable:
+    """``jit((params, base_key, indices, states) -> one_position(params, key_b, state_b)
+    for every b)``: each position searched with the key folded from ``base_key`` and its index."""
+
+    def search(params, base_key, indices, states):
+        keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(base_key, indices)
+        return jax.vmap(one_position, in_axes=(None, 0, 0))(params, keys, states)
+
+    return jax.jit(search)
+
+
+def batch_answers(game, batch: Batch, columns: Dict[str, Tuple[np.ndarray, np.ndarray]], names: Sequence[str]
+                  ) -> Tuple[Dict[str, List[str]], Dict[str, List[float]]]:
+    """UCI moves and values of the columns ``names`` for the batch's real positions, from
+    ``columns[name] = (actions [B], values [B])``; a finished position gets ``""`` and its result."""
+    moves: Dict[str, List[str]] = {}
+    values: Dict[str, List[float]] = {}
+    for name in names:
+        actions, column_values = columns[name]
+        moves[name] = [game.action_to_uci(int(actions[b]), board) if outcome is None else ""
+                       for b, (board, outcome) in enumerate(zip(batch.boards, batch.outcomes))]
+        values[name] = [float(column_values[b]) if outcome is None else outcome
+                        for b, outcome in enumerate(batch.outcomes)]
+    return moves, values
+
+
+def solve_in_batches(solve_batch: Callable, names: Sequence[str], boards: Sequence[chess.Board], batch_size: int
+                     ) -> SolverOutput:
+    """Runs ``solve_batch(boards) -> (moves, values)`` over ``boards`` in batches of
+    ``batch_size`` and concatenates the columns ``names``."""
+    moves: Dict[str, List[str]] = {name: [] for name in names}
+    values: Dict[str, List[float]] = {name: [] for name in names}
+    for start in range(0, len(boards), batch_size):
+        batch_moves, batch_values = solve_batch(list(boards[start:start + batch_size]))
+        for name in names:
+            moves[name] += batch_moves[name]
+            values[name] += batch_values[name]
+    return SolverOutput(moves=moves, values={name: np.asarray(v, np.float64) for name, v in values.items()})
+
+
+__all__ = ["TeamSolver", "DEFAULT_RULES", "MAX_OVER_LATENTS", "HOMOGENEOUS_MAX", "position_index", "Batch",
+           "prepare_batch", "team_for_pieces", "per_position_program", "batch_answers", "solve_in_batches"]

@@ -24,7 +24,12 @@ from azdb_jax.reproduction.scales import ARMS, SCALES, EvalSizes, RunSpec, Scale
 GROUPS: Dict[str, Tuple[str, str]] = {
     "occupancy": ("Fig. 2, 18, 19", "where each player's pieces stand, per colour; ψ; castling rights"),
     "openings": ("Fig. 3", "each player's move in opening positions; distinct moves vs the control"),
+    "puzzle_starts": ("Table 1, Fig. 4, 20", "self-play from puzzle positions: held-out solve rates"),
+    "solve_rates": ("Fig. 5, 16, 17", "solve rate per puzzle set: players, rules, max over latents, engine"),
+    "scaling": ("Fig. 7", "solve rate vs simulations x latents; latents vs seeds"),
+    "selection": ("Fig. 8", "selection rules x search type x trials"),
     "matchmaking": ("Fig. 9, 10", "interaction graphs of each matchmaker; PSRO-Nash over training"),
+    "matches": ("Table 2, 3, Fig. 6, 21-23", "AZdb vs AZ matches: W/D/L, Elo, team agents, openings"),
 }
 
 

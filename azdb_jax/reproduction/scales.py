@@ -109,7 +109,7 @@ SCALES: Dict[str, Scale] = {
             "network.channels=8", "network.num_blocks=1", "network.value_hidden=8",
             "search.num_simulations=8", "search.max_num_considered_actions=4",
             "selfplay.num_games=8", "selfplay.num_plies=12", "selfplay.sample_plies=4",
-            "replay.capacity=2048", "run.num_iterations=2", "run.learner_steps=2", "run.batch_size=32",
+            "replay.capacity=2048", "run.num_iterations=2", "run.learner_steps=2", "run.batch_size=8",
             "run.eval_every=0", "run.eval_simulations=8", "run.checkpoint_every=1", "run.keep_checkpoints=2",
             "run.checkpoint_replay=false"),
         start_sources=_GARDNER_SETS, heldout_group="gardner:mate_in_3", test_count=20,

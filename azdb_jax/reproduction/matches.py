@@ -1,0 +1,326 @@
+"""Figure group ``matches`` (paper Table 2, 3, Fig. 6, 21-23): AZdb against AZ in matches.
+
+Both arms trained with the same budget (equal compute, ``scales``); ``azdb`` seed k meets
+``az`` seed k. Every game starts from one of ``eval.openings`` opening positions (the
+``openings`` group's: Gardner chess, the start and short random openings with a fixed
+seed; chess, ECO openings), once with each colour, for ``seeds`` match seeds, so that a
+pairing plays ``2 · openings · seeds`` games (``seeds = max(2, ⌈eval.match_games / (2 ·
+openings)⌉)``: the lookup needs a seed to build on and one to score). Every agent searches
+``eval.simulations`` simulations per move and its player as in self-play (its λ_i and
+intrinsic reward); the first ``SAMPLE_PLIES`` plies of a game are sampled ∝ visits so that
+seeds give different games (the paper's random seeds); games still running at
+``eval.max_plies`` are adjudicated by material (``ADJUDICATION``, margin ``MARGIN`` pawns).
+
+Agents on the AZdb side, all against the AZ network's player 0:
+
+- ``player_<j>``: each AZdb player alone (Fig. 22 rows, Table 3);
+- ``team_<rule>``: the whole team as one agent, every latent searching and the selection
+  rule of Eq. 9 choosing whose move to play (``matches.team_agent``; the paper's GAP);
+- ``lookup``: the opening-specialisation lookup of Appendix C.5 (Table 2 "sub-additive
+  planning"): per (opening, colour) the player with the best mean score over the other
+  seeds, scored on the left-out seed (leave one seed out); ``lookup_heldout`` builds the
+  table on the first seeds and scores the rest, and ``lookup_curve`` does so for 1, 2, …
+  training seeds (Fig. 21);
+- ``max_over_latents``: per game the best result any player got (an oracle bound).
+
+Every AZdb player's game at (opening, colour, seed) uses the same random key, so the
+lookup's and the oracle's games are the players' games (``evaluation.specialisation``).
+Scores: W 1, D ½, L 0 with the trinomial standard error; Elo ``−400 log10(1/p − 1)`` ±
+its delta-method SE (``ratings.elo_difference``), over games for one training seed and
+over seeds when the scale has several. Per-opening scores (Fig. 6, 23) are in the
+paper's units (win 1, draw 0, loss −1), by the AZdb agent's colour, ± SE over match seeds.
+
+Rows: one per game (``kind = "player"`` or ``"team"``) with its opening's FEN, colour,
+seed, result, whether it was adjudicated, its length and its moves as action ids.
+"""
+
+import dataclasses
+import math
+import time
+from typing import Any, Dict, List, Sequence, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from azdb_jax import adjudication
+from azdb_jax.envs import board_interop
+from azdb_jax.evaluation import loading
+from azdb_jax.evaluation import matches as matches_lib
+from azdb_jax.evaluation import specialisation
+from azdb_jax.reproduction import openings as openings_group
+from azdb_jax.reproduction.results import Results, RunInfo
+
+ARMS = ("azdb", "az")
+SEED = 0
+SAMPLE_PLIES = 2
+ADJUDICATION = "material"
+MARGIN = 3.0
+TEAM_RULES = ("gap",)
+COLOURS = ("white", "black")
+OUTCOME = {"win": 1.0, "draw": 0.0, "loss": -1.0}
+
+
+def num_match_seeds(match_games: int, num_openings: int) -> int:
+    """Match seeds so that a pairing plays at least ``match_games`` games (both colours from
+    every opening per seed), and at least 2 (the lookup needs a seed to build on)."""
+    return max(2, math.ceil(match_games / (2 * max(num_openings, 1))))
+
+
+def stderr(values) -> float:
+    """Standard error of the mean of ``values`` (NaN for fewer than two)."""
+    values = np.asarray(values, float)
+    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+
+
+def score_stderr(wins: float, draws: float, losses: float) -> float:
+    """Standard error of the score ``p = (W + D/2) / N``: ``sqrt(σ² / N)`` with the per-game
+    variance ``σ² = w(1 − p)² + d(½ − p)² + l p²`` (w, d, l the frequencies); NaN for N = 0."""
+    n = wins + draws + losses
+    if n == 0:
+        return float("nan")
+    p = (wins + 0.5 * draws) / n
+    variance = (wins * (1 - p) ** 2 + draws * (0.5 - p) ** 2 + losses * p ** 2) / n
+    return float(math.sqrt(variance / n))
+
+
+def record(result, decided) -> Dict[str, Any]:
+    """``matches.tally`` of games (result +1/0/−1 for the AZdb side; ``decided`` [..] bool)
+    plus ``score_stderr`` and the win rate in % (``winrate``, the score × 100, as in Table 2)."""
+    out = matches_lib.tally(result, decided)
+    out["score_stderr"] = score_stderr(out["wins"], out["draws"], out["losses"])
+    out["winrate"] = 100.0 * out["score"] if out["finished"] else float("nan")
+    return out
+
+
+def _starts(game: str, env, fens: Sequence[str]):
+    interop = board_interop.for_env(game)
+    boards = [interop.new_board(f) for f in fens]
+    return interop.states_from_boards(boards, max_pieces=getattr(env, "max_pieces", None))
+
+
+def _grid(match: matches_lib.MatchResult, num_openings: int, seeds: Sequence[int]) -> Tuple[np.ndarray, np.ndarray]:
+    """(result, decided) [P, 2, S]: opening, AZdb side moves first (0) / second (1), seed."""
+    return specialisation.result_grid(dataclasses.replace(match, finished=match.decided), num_openings, seeds)
+
+
+def _game_rows(match: matches_lib.MatchResult, kind: str, agent: str, pairing: str,
+               openings: Sequence[Tuple[str, str]]) -> List[Dict[str, Any]]:
+    rows = []
+    for row in matches_lib.match_rows(match):
+        label, fen = openings[row["start_index"]]
+        result = row.pop("result")
+        rows.append({"kind": kind, "agent": agent, "pairing": pairing, "opening": row["start_index"],
+                     "opening_label": label, "fen": fen, "seed": row["seed"], "colour": row["a_colour"],
+                     "first": row["a_first"], "result": result, "score": OUTCOME.get(result),
+                     "adjudicated": row.get("adjudicated", False), "plies": row["plies"], "moves": row["moves"]})
+    return rows
+
+
+def opening_scores(result: np.ndarray, decided: np.ndarray, colour_of_first: np.ndarray) -> Dict[str, Any]:
+    """Mean score per opening and colour in the paper's units (win 1, draw 0, loss −1; an
+    undecided game 0), ± SE over seeds: ``{"mean", "stderr"}`` [P][2] with columns (white, black).
+
+    ``result``/``decided`` [P, 2, S] (opening, AZdb side first / second, seed);
+    ``colour_of_first`` [P] the colour of the side that moves first in each opening.
+    """
+    scores = np.where(decided, result, 0.0)
+    num_openings = scores.shape[0]
+    mean = np.zeros((num_openings, 2))
+    err = np.zeros((num_openings, 2))
+    for p in range(num_openings):
+        for turn in range(2):
+            colour = colour_of_first[p] if turn == 0 else ("black" if colour_of_first[p] == "white" else "white")
+            c = COLOURS.index(colour)
+            mean[p, c] = scores[p, turn].mean()
+            err[p, c] = stderr(scores[p, turn])
+    return {"mean": mean, "stderr": err}
+
+
+def lookup_curve(result: np.ndarray, decided: np.ndarray) -> Dict[str, Any]:
+    """Fig. 21: the lookup built on the first k seeds, k = 1 … S − H, scored on the last
+    H = max(1, S // 2) seeds; beside it the best player and max over latents on those seeds.
+
+    ``result``/``decided`` [n, P, 2, S] every player's games.
+    """
+    num_seeds = result.shape[-1]
+    heldout = list(range(num_seeds - max(1, num_seeds // 2), num_seeds))
+    points = []
+    for k in range(1, heldout[0] + 1):
+        report = specialisation.specialisation_report(result, decided, list(range(k)), heldout)
+        lookup = report["lookup"]
+        points.append({"train_seeds": k, "score": lookup["score"], "score_stderr":
+                       score_stderr(lookup["wins"], lookup["draws"], lookup["losses"])})
+    report = specialisation.specialisation_report(result, decided, list(range(heldout[0])), heldout)
+    best, oracle = report["best_latent"], report["max_over_latents"]
+    return {"heldout_seeds": len(heldout), "points": points,
+            "best_latent": {"player": best["player"], "score": best["score"]},
+            "max_over_latents": {"score": oracle["score"]}}
+
+
+def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
+                     openings: Sequence[Tuple[str, str]], seeds: Sequence[int]) -> Dict[str, Any]:
+    """Every AZdb agent of ``azdb_run`` against player 0 of ``az_run``: per-agent records,
+    the lookup and max over latents, per-opening scores; ``{"summary", "rows"}``."""
+    sizes = results.scale.eval
+    az = loading.load_team(az_run.workdir, num_simulations=sizes.simulations)
+    azdb = loading.load_team(azdb_run.workdir, num_simulations=sizes.simulations)
+    env = az.env
+    starts = _starts(results.scale.game, env, [fen for _, fen in openings])
+    adjudicate = adjudication.adjudicator(env, ADJUDICATION, margin=MARGIN)
+    opponent = matches_lib.player_agent(az, 0, sample_plies=SAMPLE_PLIES)
+    key = jax.random.PRNGKey(SEED)
+    pairing = f"{azdb_run.name} vs {az_run.name}"
+    common = dict(starts=starts, seeds=seeds, max_plies=sizes.max_plies, rng_key=key, adjudicate=adjudicate,
+                  batch_pairs=max(1, len(openings) * len(seeds)))
+    rows: List[Dict[str, Any]] = []
+    agents: Dict[str, Dict[str, Any]] = {}
+    grids = []
+    latent = matches_lib.latent_agent(azdb, sample_plies=SAMPLE_PLIES)
+    colour_of_first = None
+    for j in range(azdb.num_players):
+        match = matches_lib.play_match(env, latent, (azdb.params, jnp.int32(j)), opponent, az.params,
+                                       names=(f"{azdb.name}/player_{j}", az.name), a_player=j, **common)
+        rows += _game_rows(match, "player", f"player_{j}", pairing, openings)
+        grids.append(_grid(match, len(openings), seeds))
+        agents[f"player_{j}"] = _agent_summary(match)
+        if colour_of_first is None:
+            first = match.a_first
+            colour_of_first = np.array([match.a_colour[first & (match.start_index == p)][0]
+                                        for p in range(len(openings))])
+    for rule in TEAM_RULES:
+        policy = matches_lib.team_agent(azdb, rule, sample_plies=SAMPLE_PLIES)
+        match = matches_lib.play_match(env, policy, azdb.params, opponent, az.params,
+                                       names=(f"{azdb.name}/team_{rule}", az.name), **common)
+        rows += _game_rows(match, "team", f"team_{rule}", pairing, openings)
+        grid = _grid(match, len(openings), seeds)
+        agents[f"team_{rule}"] = _agent_summary(match)
+        agents[f"team_{rule}"]["opening_scores"] = opening_scores(*grid, colour_of_first)
+    result = np.stack([g[0] for g in grids])  # [n, P, 2, S]
+    decided = np.stack([g[1] for g in grids])
+    for j in range(azdb.num_players):
+        agents[f"player_{j}"]["opening_scores"] = opening_scores(result[j], decided[j], colour_of_first)
+    num_seeds = len(seeds)
+    train = list(range(num_seeds - max(1, num_seeds // 2)))
+    heldout = list(range(train[-1] + 1, num_seeds))
+    spec = specialisation.specialisation_report(result, decided, train, heldout)
+    oracle_r, oracle_d = specialisation.max_over_latents_games(result, decided)
+    # the lookup's games, leave one seed out: per seed the table of the other seeds
+    lookup_r, lookup_d = np.zeros(result.shape[1:]), np.zeros(result.shape[1:], bool)
+    tables = []
+    for k in range(num_seeds):
+        others = [s for s in range(num_seeds) if s != k]
+        table = specialisation.lookup_table(result[..., others], decided[..., others])
+        tables.append(table.tolist())
+        r, d = specialisation.chosen_games(result[..., k:k + 1], decided[..., k:k + 1], table)
+        lookup_r[..., k], lookup_d[..., k] = r[..., 0], d[..., 0]
+    agents["lookup"] = _grid_summary(lookup_r, lookup_d, colour_of_first)
+    agents["lookup"]["tables"] = tables  # [S][P][2]: player per (opening, AZdb side first/second)
+    agents["max_over_latents"] = _grid_summary(oracle_r, oracle_d, colour_of_first)
+    held_table = np.asarray(spec["table"])
+    held_r, held_d = specialisation.chosen_games(result[..., heldout], decided[..., heldout], held_table)
+    agents["lookup_heldout"] = dict(record(held_r, held_d), table=held_table.tolist(),
+                                    train_seeds=[int(seeds[s]) for s in train],
+                                    heldout_seeds=[int(seeds[s]) for s in heldout])
+    summary = {
+        "pairing": pairing, "azdb_run": azdb_run.name, "az_run": az_run.name, "seed": azdb_run.seed,
+        "azdb_step": azdb.step, "az_step": az.step, "num_players": azdb.num_players,
+        "azdb_search": azdb.search_description(), "az_search": az.search_description(),
+        "colour_of_first": colour_of_first.tolist(),
+        "agents": agents,
+        "lookup_curve": lookup_curve(result, decided),
+    }
+    return {"summary": summary, "rows": rows}
+
+
+def _by_colour(result, decided, colours) -> Dict[str, Dict[str, Any]]:
+    return {c: record(result[colours == c], decided[colours == c]) for c in COLOURS}
+
+
+def _agent_summary(match: matches_lib.MatchResult) -> Dict[str, Any]:
+    decided = match.decided
+    out = record(match.result, decided)
+    out["adjudicated"] = int(match.adjudicated.sum()) if match.adjudicated is not None else 0
+    out["by_colour"] = _by_colour(match.result, decided, match.a_colour)
+    out["mean_length"] = float(match.length.mean())
+    return out
+
+
+def _grid_summary(result: np.ndarray, decided: np.ndarray, colour_of_first: np.ndarray) -> Dict[str, Any]:
+    """Record of games on a [P, 2, S] grid, overall, by colour and per opening."""
+    colours = np.empty(result.shape, object)
+    for p, colour in enumerate(colour_of_first):
+        colours[p, 0] = colour
+        colours[p, 1] = "black" if colour == "white" else "white"
+    out = record(result, decided)
+    out["by_colour"] = _by_colour(result, decided, colours)
+    out["opening_scores"] = opening_scores(result, decided, colour_of_first)
+    return out
+
+
+AGENT_FIELDS = ("score", "winrate", "elo")
+
+
+def combine(pairings: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """Per agent over training-seed pairings: W/D/L summed; score, win rate and Elo with their
+    standard errors over games (one pairing) or their means ± SE over pairings (several)."""
+    names = list(pairings[0]["agents"])
+    out: Dict[str, Dict[str, Any]] = {}
+    for name in names:
+        records = [p["agents"][name] for p in pairings]
+        entry = {k: int(sum(r[k] for r in records)) for k in ("wins", "draws", "losses", "finished", "games")}
+        if len(records) == 1:
+            r = records[0]
+            entry.update(score=r["score"], score_stderr=r["score_stderr"], winrate=r["winrate"],
+                         winrate_stderr=100.0 * r["score_stderr"], elo=r["elo"], elo_stderr=r["elo_stderr"],
+                         elo_clipped=r["elo_clipped"], elo_clipped_stderr=r["elo_clipped_stderr"],
+                         stderr_over="games")
+        else:
+            scores = [r["score"] for r in records]
+            elos = [r["elo_clipped"] for r in records]
+            entry.update(score=float(np.mean(scores)), score_stderr=stderr(scores),
+                         winrate=100.0 * float(np.mean(scores)), winrate_stderr=100.0 * stderr(scores),
+                         elo=float(np.mean(elos)), elo_stderr=stderr(elos), elo_clipped=float(np.mean(elos)),
+                         elo_clipped_stderr=stderr(elos), stderr_over="seeds")
+        if all("by_colour" in r for r in records):
+            entry["by_colour"] = {c: {"score": float(np.mean([r["by_colour"][c]["score"] for r in records])),
+                                      "winrate": float(np.mean([r["by_colour"][c]["winrate"] for r in records])),
+                                      **{k: int(sum(r["by_colour"][c][k] for r in records))
+                                         for k in ("wins", "draws", "losses")}} for c in COLOURS}
+        out[name] = entry
+    return out
+
+
+def evaluate(results: Results) -> dict:
+    """Evaluates the group into ``results`` (``eval/matches.json|csv``); returns the report."""
+    start = time.perf_counter()
+    sizes = results.scale.eval
+    openings = openings_group.opening_positions(results.scale.game, sizes.openings)
+    seeds = list(range(num_match_seeds(sizes.match_games, len(openings))))
+    found = {arm: results.runs(arm) for arm in ARMS}
+    for arm in ARMS:
+        if not found[arm]:
+            results.first_run(arm)  # ResultsError saying how to train it
+    count = min(len(found["azdb"]), len(found["az"]))
+    pairings, rows, names = [], [], []
+    for k in range(count):
+        out = evaluate_pairing(results, found["azdb"][k], found["az"][k], openings, seeds)
+        pairings.append(out["summary"])
+        rows += out["rows"]
+        names += [found["azdb"][k].name, found["az"][k].name]
+    summary = {
+        "game": results.scale.game, "openings": [{"label": label, "fen": fen} for label, fen in openings],
+        "seeds": seeds, "games_per_agent": 2 * len(openings) * len(seeds), "num_simulations": sizes.simulations,
+        "max_plies": sizes.max_plies, "adjudication": ADJUDICATION, "margin": MARGIN,
+        "sample_plies": SAMPLE_PLIES, "team_rules": list(TEAM_RULES), "colours": list(COLOURS),
+        "score_units": "score: W 1, D 1/2, L 0 (winrate = 100 x score); opening scores: win 1, draw 0, loss -1",
+        "pairings": pairings,
+        "agents": combine(pairings),
+        "stderr_over": "seeds" if count > 1 else "games",
+    }
+    results.write_report("matches", summary, rows, runs=names, seconds=time.perf_counter() - start)
+    return results.read_report("matches")
+
+
+__all__ = ["ARMS", "evaluate", "evaluate_pairing", "num_match_seeds", "score_stderr", "record", "opening_scores",
+           "lookup_curve", "combine", "stderr"]

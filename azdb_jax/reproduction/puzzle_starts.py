@@ -1,0 +1,377 @@
+"""Figure group ``puzzle_starts`` (paper Table 1, Fig. 4, 20): self-play from puzzle positions.
+
+Arms: ``az`` (AlphaZero), ``az_starts_random`` and ``az_starts_ood`` (AlphaZero starting
+half its self-play games from puzzle positions, with a random and an out-of-distribution
+split of the puzzles). The puzzle sets are the splits the two runs trained with, read
+from each run's own config through ``start_positions.load_start_positions`` (the function
+its training used), so a held-out set is exactly the puzzles the run's training excluded:
+
+- ``random_heldout``: the ``test_count`` puzzles the random split holds out (Table 1 row 3);
+- ``ood_heldout``: the held-out group ``scale.heldout_group`` of the OOD split (row 4);
+- ``random_train`` / ``ood_train``: puzzles the two runs started self-play from (row 2).
+
+Each set is cut to ``eval.puzzles_per_set`` puzzles (a seeded sample, source order kept;
+0: all) and every arm's network (player 0, ``eval.simulations`` simulations, its most
+visited move) solves every set: multi-step puzzles as on Lichess (``puzzles.run_lichess``:
+every solver move must be right; a mating move always is), the paper's value puzzles by
+value (``puzzles.run_value_puzzles``, tolerance ``VALUE_TOLERANCE``). Solve rates come
+with their standard error over puzzles (over seeds when an arm has several), and with the
+share of the set's puzzles that arm trained from (0 for a held-out set).
+
+Fig. 4, 20: for a few puzzle positions (``bar_positions``) every legal move with each
+arm's prior ``p(s, a)``, raw value ``v`` of the position after the move (for the side to
+move: minus the network's value there; the result if the move ends the game), the
+search's ``Q(s, a)`` and visits, and whether the move is correct (the puzzle's move, or
+any mate).
+
+Rows: ``kind = "puzzle"`` (one per arm, run, set and puzzle: solved, the moves played)
+and ``kind = "move"`` (one per arm, run, bar position and legal move).
+"""
+
+import dataclasses
+import json
+import pathlib
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from azdb_jax import data, planning, runner
+from azdb_jax.envs import board_interop
+from azdb_jax.envs import start_positions as start_positions_lib
+from azdb_jax.evaluation import loading, puzzles, solvers
+from azdb_jax.evaluation.team import SolverOutput
+from azdb_jax.reproduction.results import Results, RunInfo
+
+ARMS = ("az", "az_starts_random", "az_starts_ood")
+STARTS_ARMS = {"random": "az_starts_random", "ood": "az_starts_ood"}
+SETS = ("random_heldout", "ood_heldout", "random_train", "ood_train")
+SEED = 0
+VALUE_TOLERANCE = puzzles.DEFAULT_THRESHOLDS[0]
+# Table 1 rows: (label, arm, set)
+TABLE1 = (("(1) AZ, random split's test set", "az", "random_heldout"),
+          ("(1) AZ, OOD held-out group", "az", "ood_heldout"),
+          ("(2) self-play from puzzles (its training puzzles)", "az_starts_random", "random_train"),
+          ("(3) in distribution (random split, held out)", "az_starts_random", "random_heldout"),
+          ("(4) out of distribution (held-out group)", "az_starts_ood", "ood_heldout"))
+
+
+def stderr(values) -> float:
+    """Standard error of the mean of ``values`` (NaN for fewer than two)."""
+    values = np.asarray(values, float)
+    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+
+
+def puzzle_key(record: start_positions_lib.PuzzleRecord) -> str:
+    """``<file stem>:<puzzle id>``: a puzzle's name across the sets."""
+    return f"{pathlib.Path(record.path).stem}:{record.puzzle_id}"
+
+
+def split_of(run: RunInfo, env_id: str) -> start_positions_lib.StartPositionSet:
+    """The run's train/test split, recomputed by ``start_positions.load_start_positions``
+    from the run's own ``start_positions`` config."""
+    config = runner.load_run_config(run.workdir)
+    if not config.start_positions.sources or config.start_positions.split == "none":
+        raise ValueError(f"{run.workdir}: the run trained from no split of start positions")
+    return start_positions_lib.load_start_positions(env_id, config.start_positions)
+
+
+def subset(records: Sequence[Any], count: int, *, seed: int = SEED) -> List[Any]:
+    """``count`` of ``records`` drawn without replacement (numpy generator ``seed``), in their
+    order; all of them when ``count`` is 0 or at least their number."""
+    if not count or count >= len(records):
+        return list(records)
+    keep = np.sort(np.random.default_rng(seed).choice(len(records), count, replace=False))
+    return [records[i] for i in keep]
+
+
+def _layout(path: str) -> str:
+    """``"paper"`` (value puzzles: ``id,set,...,fen``) or ``"lichess"`` for a puzzle file."""
+    for line in pathlib.Path(path).read_text(encoding="utf-8-sig").splitlines():
+        if line.strip() and not line.startswith("#"):
+            names = {name.strip() for name in line.split(",")}
+            return "paper" if {"set", "fen"} <= names else "lichess"
+    return "lichess"
+
+
+def load_puzzles(records: Sequence[start_positions_lib.PuzzleRecord], variant: str,
+                 files: Optional[Dict[str, Dict[str, Any]]] = None) -> Tuple[str, List[Any]]:
+    """(layout, puzzles): the ``LichessPuzzle``s or ``PaperPosition``s of ``records``, in order.
+    ``files`` caches each file's puzzles by id across calls."""
+    layouts = {_layout(r.path) for r in records}
+    if len(layouts) != 1:
+        raise ValueError(f"a puzzle set mixes layouts {sorted(layouts)}")
+    layout = layouts.pop()
+    files = {} if files is None else files
+    for path in sorted({r.path for r in records} - set(files)):
+        loaded = (data.load_paper_positions(path=path, variant=variant) if layout == "paper"
+                  else data.load_lichess_puzzles(path, variant=variant))
+        files[path] = {(p.id if layout == "paper" else p.puzzle_id): p for p in loaded}
+    return layout, [files[r.path][r.puzzle_id] for r in records]
+
+
+def puzzle_sets(results: Results, splits: Dict[str, start_positions_lib.StartPositionSet]
+                ) -> Dict[str, Dict[str, Any]]:
+    """Every set of ``SETS``: its records (cut to ``eval.puzzles_per_set``) and its size before.
+    ``splits``: ``{arm: split_of(its first run)}`` of the two puzzle-start arms."""
+    out = {}
+    for split, arm in STARTS_ARMS.items():
+        positions = splits[arm]
+        for kind, records in (("heldout", positions.heldout_records), ("train", positions.train_records)):
+            out[f"{split}_{kind}"] = {"records": subset(records, results.scale.eval.puzzles_per_set),
+                                      "total": len(records), "split_arm": arm}
+    return out
+
+
+def trained_keys(splits: Dict[str, start_positions_lib.StartPositionSet], arm: str) -> set:
+    """The puzzles ``arm`` started self-play from (empty for ``az``)."""
+    if arm not in splits:
+        return set()
+    return {puzzle_key(r) for r in splits[arm].train_records}
+
+
+def solve(solver, layout: str, items: Sequence[Any]) -> Tuple[List[float], List[str]]:
+    """Player 0's solved flags (0/1) and its moves per puzzle (``solver``: column ``player_0``)."""
+    if layout == "paper":
+        report = puzzles.run_value_puzzles(items, solver, thresholds=(VALUE_TOLERANCE,), progress=False)
+        key = f"player_0_solved@{VALUE_TOLERANCE:g}"
+        return [float(r[key]) for r in report.rows], [r["player_0_move"] for r in report.rows]
+    report = puzzles.run_lichess(items, solver, progress=False, by_theme=False)
+    return [float(r["player_0_solved"]) for r in report.rows], [r["player_0_moves"] for r in report.rows]
+
+
+# ------------------------------------------------------------------ Fig. 4, 20: prior and values per move
+
+
+def bar_positions(sets: Dict[str, Dict[str, Any]], loaded: Dict[str, Tuple[str, List[Any]]]
+                  ) -> List[Dict[str, Any]]:
+    """The positions of the bar figures: Fig. 4, the first two puzzles of the OOD held-out
+    set; Fig. 20, the first two solver steps (``step`` 0 and 1, the position before
+    ``solution[step]``) of the first random held-out puzzle with two or more (else of the
+    first OOD held-out puzzle). Multi-step (Lichess-layout) puzzles only."""
+    out = []
+    layout, items = loaded["ood_heldout"]
+    records = sets["ood_heldout"]["records"]
+    if layout == "lichess":
+        for k in range(min(2, len(items))):
+            out.append({"figure": "fig4", "set": "ood_heldout", "puzzle": puzzle_key(records[k]), "step": 0,
+                        "fen": items[k].board_at(0).fen(), "solution": items[k].solution[0]})
+    for name in ("random_heldout", "ood_heldout"):
+        layout, items = loaded[name]
+        if layout != "lichess":
+            continue
+        found = [k for k, p in enumerate(items) if len(p.solution) >= 2]
+        if found:
+            k = found[0]
+            for step in (0, 1):
+                out.append({"figure": "fig20", "set": name, "puzzle": puzzle_key(sets[name]["records"][k]),
+                            "step": step, "fen": items[k].board_at(step).fen(),
+                            "solution": items[k].solution[step], "_puzzle": items[k], "_step": step})
+            break
+    for position in out:
+        if "_puzzle" not in position:
+            name = position["set"]
+            keys = [puzzle_key(r) for r in sets[name]["records"]]
+            position["_puzzle"], position["_step"] = loaded[name][1][keys.index(position["puzzle"])], 0
+    return out
+
+
+class PlayerZeroSearch:
+    """Player 0's search of a network as one compiled program, shared by networks of one
+    architecture and search: the puzzle solver (``Solver`` protocol: column ``player_0``,
+    its most visited move and value ``V``) and the per-move statistics of Fig. 4, 20.
+
+    Every batch is padded to ``batch_size`` with the start position; a position's key is
+    folded from ``seed`` and its FEN (``solvers.position_index``), as in ``TeamSolver``.
+    """
+
+    columns = ("player_0",)
+    groups: Dict[str, Tuple[str, ...]] = {}
+
+    def __init__(self, team, *, batch_size: int, seed: int = SEED, program=None):
+        self.team = team
+        self.batch_size = batch_size
+        self.seed = seed
+        self._interop = board_interop.for_env(team.env)
+        self._max_pieces = getattr(team.env, "max_pieces", None)
+        self.program = program if program is not None else self.compile(team)
+
+    @staticmethod
+    def compile(team):
+        """``(params, key, indices [B], states [B]) -> (TeamRootStatistics [B, 1, ...], network
+        value [B, 1], most visited action [B, 1], child values)``, jitted."""
+        hook = team.search_hook()
+
+        def one_position(params, key, state):
+            single = jax.tree.map(lambda x: x[None], state)
+            search = planning.team_search(team.env, team.apply_fn, params, key, single, num_players=team.num_players,
+                                          lam=team.search_lambdas, config=team.search_config,
+                                          players=jnp.zeros(1, jnp.int32), **hook._asdict())
+            return jax.tree.map(lambda x: x[0], (search.stats, search.network_value, search.most_visited_action))
+
+        def search(params, base_key, indices, states):
+            keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(base_key, indices)
+            return jax.vmap(one_position, in_axes=(None, 0, 0))(params, keys, states)
+
+        def values(params, observations):
+            return team.apply_fn(params, observations, jnp.zeros(observations.shape[0], jnp.int32)).value
+
+        return {"search": jax.jit(search), "values": jax.jit(values)}
+
+    def search(self, boards: Sequence[Any]):
+        """Stats, network values and most visited actions of ``boards`` (host arrays)."""
+        outs = []
+        start = self._interop.new_board(None)
+        for begin in range(0, len(boards), self.batch_size):
+            batch = list(boards[begin:begin + self.batch_size])
+            padded = batch + [start] * (self.batch_size - len(batch))
+            states = self._interop.states_from_boards(padded, max_pieces=self._max_pieces)
+            indices = jnp.asarray([solvers.position_index(b) for b in padded], jnp.uint32)
+            out = jax.device_get(self.program["search"](self.team.params, jax.random.PRNGKey(self.seed), indices,
+                                                        states))
+            outs.append(jax.tree.map(lambda x: x[:len(batch)], out))
+        return jax.tree.map(lambda *xs: np.concatenate(xs), *outs)
+
+    def __call__(self, boards: Sequence[Any]):
+        stats, _, action = self.search(boards)
+        moves = [self._interop.action_to_uci(int(action[b, 0]), board) for b, board in enumerate(boards)]
+        return SolverOutput(moves={"player_0": moves}, values={"player_0": np.asarray(stats.value[:, 0], np.float64)})
+
+    def child_values(self, boards: Sequence[Any]) -> np.ndarray:
+        """The network's value of each position for its side to move, in padded batches."""
+        out = []
+        start = self._interop.new_board(None)
+        size = 64
+        for begin in range(0, len(boards), size):
+            batch = list(boards[begin:begin + size])
+            padded = batch + [start] * (size - len(batch))
+            states = self._interop.states_from_boards(padded, max_pieces=self._max_pieces)
+            out.append(np.asarray(self.program["values"](self.team.params, states.observation))[:len(batch)])
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def move_bars(self, boards: Sequence[Any]) -> List[Dict[str, Any]]:
+        """Player 0's view of each of ``boards``: per legal move (UCI, sorted) its prior, the
+        raw value of the position after it for the side to move (minus the network's value
+        there; 1 for a mate, 0 for another end), the search's Q (NaN: not visited) and
+        visits; the root's raw value and search value."""
+        stats, network_value, _ = self.search(boards)
+        out = []
+        for b, board in enumerate(boards):
+            moves = sorted(board.legal_moves, key=lambda m: m.uci())
+            actions = [self._interop.move_to_action(m, board) for m in moves]
+            visits = np.asarray(stats.visits[b, 0])[actions]
+            raw = np.zeros(len(moves))
+            children, where = [], []
+            for k, move in enumerate(moves):
+                child = board.copy(stack=False)
+                child.push(move)
+                if child.is_checkmate():
+                    raw[k] = 1.0
+                elif child.is_stalemate() or child.is_insufficient_material() or child.halfmove_clock >= 100:
+                    raw[k] = 0.0
+                else:
+                    children.append(child)
+                    where.append(k)
+            if children:
+                raw[where] = -self.child_values(children)
+            q = np.asarray(stats.q[b, 0])[actions]
+            out.append({"moves": [m.uci() for m in moves], "actions": actions,
+                        "prior": np.asarray(stats.prior[b, 0])[actions].astype(np.float64), "raw_value": raw,
+                        "q": np.where(visits > 0, q, np.nan).astype(np.float64), "visits": visits.astype(np.int64),
+                        "root_value": float(network_value[b, 0]), "search_value": float(stats.value[b, 0])})
+        return out
+
+
+# ------------------------------------------------------------------ the group
+
+
+def evaluate(results: Results) -> dict:
+    """Evaluates the group into ``results`` (``eval/puzzle_starts.json|csv``); returns the report."""
+    start = time.perf_counter()
+    sizes = results.scale.eval
+    variant = board_interop.for_env(results.scale.game).variant
+    splits = {arm: split_of(results.first_run(arm), results.scale.game) for arm in STARTS_ARMS.values()}
+    sets = puzzle_sets(results, splits)
+    files: Dict[str, Dict[str, Any]] = {}
+    loaded = {name: load_puzzles(item["records"], variant, files) for name, item in sets.items()}
+    positions = bar_positions(sets, loaded)
+    rows: List[Dict[str, Any]] = []
+    names: List[str] = []
+    arms: Dict[str, Dict[str, Any]] = {}
+    programs: Dict[Any, Any] = {}
+    batch_size = max(1, min(16, max(len(loaded[name][1]) for name in SETS)))
+    for arm in ARMS:
+        found = results.runs(arm)
+        if not found:
+            results.first_run(arm)  # ResultsError saying how to train it
+        trained = trained_keys(splits, arm)
+        per_set: Dict[str, Any] = {}
+        bars: List[Dict[str, Any]] = []
+        for run_index, run in enumerate(found):
+            names.append(run.name)
+            team = loading.load_team(run.workdir, num_simulations=sizes.simulations)
+            # one compiled search for every network of one architecture and search settings
+            signature = (json.dumps(dataclasses.asdict(runner.load_run_config(run.workdir).network), sort_keys=True),
+                         repr(team.search_config), tuple(team.search_lambdas.tolist()),
+                         run.name if team.search_hook().intrinsic_reward_fn is not None else None)  # ψ is baked in
+            if signature not in programs:
+                programs[signature] = PlayerZeroSearch.compile(team)
+            solver = PlayerZeroSearch(team, batch_size=batch_size, program=programs[signature])
+            for name in SETS:
+                layout, items = loaded[name]
+                keys = [puzzle_key(r) for r in sets[name]["records"]]
+                flags, played = solve(solver, layout, items)
+                entry = per_set.setdefault(name, {"runs": [], "flags": []})
+                entry["runs"].append({"run": run.name, "seed": run.seed, "step": team.step,
+                                      "solve_rate": float(np.mean(flags)) if flags else float("nan"),
+                                      "stderr": stderr(flags), "solved": int(sum(flags))})
+                entry["flags"].append(flags)
+                for key, flag, moves in zip(keys, flags, played):
+                    rows.append({"kind": "puzzle", "arm": arm, "run": run.name, "set": name, "puzzle": key,
+                                 "solved": int(flag), "trained_on": key in trained, "moves": moves})
+            if run_index == 0 and positions:
+                boards = [position["_puzzle"].board_at(position["_step"]) for position in positions]
+                views = solver.move_bars(boards)
+                for index, (position, out) in enumerate(zip(positions, views)):
+                    correct = [bool(data.is_correct_solver_move(position["_puzzle"], position["_step"], m))
+                               for m in out["moves"]]
+                    bars.append({"position": index, "run": run.name, **out, "correct": correct})
+                    for k, move in enumerate(out["moves"]):
+                        rows.append({"kind": "move", "arm": arm, "run": run.name, "position": index,
+                                     "fen": position["fen"], "move": move, "action": out["actions"][k],
+                                     "prior": out["prior"][k], "raw_value": out["raw_value"][k],
+                                     "q": out["q"][k], "visits": out["visits"][k], "correct": correct[k]})
+        summary_sets = {}
+        for name, entry in per_set.items():
+            rates = [r["solve_rate"] for r in entry["runs"]]
+            keys = [puzzle_key(r) for r in sets[name]["records"]]
+            several = len(rates) > 1
+            summary_sets[name] = {
+                "solve_rate": float(np.mean(rates)),
+                "stderr": stderr(rates) if several else entry["runs"][0]["stderr"],
+                "stderr_over": "seeds" if several else "puzzles",
+                "num_puzzles": len(keys), "runs": entry["runs"],
+                "trained_share": float(np.mean([k in trained for k in keys])) if keys else float("nan"),
+            }
+        arms[arm] = {"sets": summary_sets, "bars": bars}
+    table1 = [{"row": label, "arm": arm, "set": name, "solve_rate": arms[arm]["sets"][name]["solve_rate"],
+               "stderr": arms[arm]["sets"][name]["stderr"], "num_puzzles": arms[arm]["sets"][name]["num_puzzles"],
+               "trained_share": arms[arm]["sets"][name]["trained_share"]} for label, arm, name in TABLE1]
+    summary = {
+        "game": results.scale.game, "num_simulations": sizes.simulations, "puzzles_per_set": sizes.puzzles_per_set,
+        "seed": SEED, "heldout_group": results.scale.heldout_group, "test_count": results.scale.test_count,
+        "sources": list(results.scale.start_sources), "value_tolerance": VALUE_TOLERANCE,
+        "sets": {name: {"puzzles": [puzzle_key(r) for r in item["records"]], "total": item["total"],
+                        "split_arm": item["split_arm"], "layout": loaded[name][0]} for name, item in sets.items()},
+        "positions": [{k: v for k, v in p.items() if not k.startswith("_")} for p in positions],
+        "arms": arms,
+        "table1": table1,
+    }
+    results.write_report("puzzle_starts", summary, rows, runs=names, seconds=time.perf_counter() - start)
+    return results.read_report("puzzle_starts")
+
+
+__all__ = ["ARMS", "SETS", "TABLE1", "evaluate", "split_of", "subset", "puzzle_sets", "load_puzzles",
+           "bar_positions", "PlayerZeroSearch", "puzzle_key", "stderr"]

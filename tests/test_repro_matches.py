@@ -1,0 +1,441 @@
+"""Figure groups puzzle_starts (Table 1, Fig. 4, 20) and matches (Table 2, 3, Fig. 6, 21-23).
+
+The notebooks run end to end on the ci results folder; their numbers are then checked
+against independent computations: the held-out puzzle sets against the manifest each
+run wrote when it trained (and the split function), every solve flag by replaying the
+played moves against the puzzle file read with the csv module, every match game by
+replaying its moves on a GardnerBoard (the result, or the material adjudication at the
+ply cap), W/D/L -> score -> Elo by the hand formulas, the lookup and max over latents
+recomputed from the game rows. The figure functions are tested on hand-made reports.
+"""
+
+import csv
+import json
+import math
+import pathlib
+
+import chess
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from azdb_jax import adjudication, envs, opponents, reproduction, runner
+from azdb_jax.envs import board_interop
+from azdb_jax.envs import start_positions as start_positions_lib
+from azdb_jax.envs.gardner_board import GardnerBoard
+from azdb_jax.evaluation import loading
+from azdb_jax.evaluation import matches as matches_lib
+from azdb_jax.figures import matches as figures_matches
+from azdb_jax.figures import puzzle_starts as figures_puzzle_starts
+from azdb_jax.reproduction import matches as matches_group
+from azdb_jax.reproduction import puzzle_starts as puzzle_group
+
+from conftest import figure_numbers, run_notebook, stderr_of  # pylint: disable=g-bad-import-order
+
+COLABS = pathlib.Path(__file__).resolve().parents[1] / "colabs"
+PUZZLES = pathlib.Path(__file__).resolve().parents[1] / "azdb_jax" / "data" / "gardner_puzzles"
+VALUES = {"P": 1, "N": 3, "B": 3, "R": 5, "Q": 9, "K": 0}
+
+
+def _puzzle_lines():
+    """puzzle key -> (FEN, moves) read from the packaged CSV files with the csv module."""
+    out = {}
+    for path in PUZZLES.glob("*.csv"):
+        if path.stem == "values":
+            continue
+        lines = [line for line in path.read_text().splitlines() if line and not line.startswith("#")]
+        for row in csv.DictReader(lines):
+            out[f"{path.stem}:{row['PuzzleId']}"] = (row["FEN"], row["Moves"].split())
+    return out
+
+
+def _mates(board, uci):
+    board = board.copy(stack=False)
+    board.push_uci(uci)
+    return board.is_checkmate()
+
+
+def _solved_by_hand(fen, line, played):
+    """Lichess scoring: after line[0], each solver move must be the line's or mate."""
+    board = GardnerBoard(fen)
+    board.push_uci(line[0])
+    solver_moves = line[1::2]
+    for step, move in enumerate(played):
+        if move != solver_moves[step] and not _mates(board, move):
+            return False
+        if _mates(board, move) or step == len(solver_moves) - 1:
+            return step == len(played) - 1
+        board.push_uci(move)
+        board.push_uci(line[2 * step + 2])
+    return False
+
+
+# ------------------------------------------------------------------ puzzle_starts on the ci folder
+
+
+def test_puzzle_starts_notebook_heldout_sets_and_solve_rates(ci_results):
+    run_notebook(COLABS / "puzzle_starts.ipynb", ci_results)
+    results = reproduction.Results(ci_results)
+    report = results.read_report("puzzle_starts")
+    summary, rows = report["summary"], report["rows"]
+    scale = results.scale
+    lines = _puzzle_lines()
+
+    # The held-out sets are what the runs' training excluded (their own manifests).
+    for split, arm in (("random", "az_starts_random"), ("ood", "az_starts_ood")):
+        workdir = pathlib.Path(ci_results) / "runs" / f"{arm}_s0"
+        manifest = json.loads((workdir / "start_positions" / "manifest.json").read_text())
+        test_ids = {p["puzzle_id"] for p in manifest["test"] if p["step"] == 0}
+        train_ids = {p["puzzle_id"] for p in manifest["train"] if p["step"] == 0}
+        assert not test_ids & train_ids
+        config = reproduction.Results(ci_results).run(f"{arm}_s0")
+        split_set = start_positions_lib.load_start_positions(
+            "gardner_chess", runner.load_run_config(config.workdir).start_positions)
+        assert {r.puzzle_id for r in split_set.heldout_records} == test_ids
+        held, train = summary["sets"][f"{split}_heldout"], summary["sets"][f"{split}_train"]
+        assert held["total"] == len(test_ids) and train["total"] == len(train_ids)
+        assert len(held["puzzles"]) == min(scale.eval.puzzles_per_set, len(test_ids)) == 8
+        assert {k.split(":")[1] for k in held["puzzles"]} <= test_ids
+        assert {k.split(":")[1] for k in train["puzzles"]} <= train_ids
+        if split == "random":
+            assert len(test_ids) == scale.test_count
+        else:  # the whole held-out group, nothing else
+            group = {k for k in lines if k.startswith(scale.heldout_group.split(":")[1] + ":")}
+            assert test_ids == {k.split(":")[1] for k in group}
+            assert all(k.startswith("mate_in_3:") for k in held["puzzles"])
+
+    # Every solve flag by replaying the played moves; rates and standard errors from the rows.
+    puzzle_rows = [r for r in rows if r["kind"] == "puzzle"]
+    for row in puzzle_rows:
+        fen, line = lines[row["puzzle"]]
+        played = row["moves"].split() if row["moves"] else []
+        assert row["solved"] == int(_solved_by_hand(fen, line, played)), row
+    for arm, data in summary["arms"].items():
+        for name, item in data["sets"].items():
+            flags = [r["solved"] for r in puzzle_rows if r["arm"] == arm and r["set"] == name]
+            assert [r["puzzle"] for r in puzzle_rows if r["arm"] == arm and r["set"] == name] == \
+                summary["sets"][name]["puzzles"]
+            assert item["solve_rate"] == pytest.approx(np.mean(flags))
+            assert item["stderr"] == pytest.approx(stderr_of(flags)) and item["stderr_over"] == "puzzles"
+            trained = [r["trained_on"] for r in puzzle_rows if r["arm"] == arm and r["set"] == name]
+            assert item["trained_share"] == pytest.approx(np.mean(trained))
+            expected_share = 1.0 if (arm, name) in (("az_starts_random", "random_train"),
+                                                    ("az_starts_ood", "ood_train")) else None
+            if arm == "az" or name == f"{arm.split('_')[-1]}_heldout":
+                expected_share = 0.0
+            if expected_share is not None:
+                assert item["trained_share"] == expected_share, (arm, name)
+    table1 = {(r["arm"], r["set"]): r for r in summary["table1"]}
+    assert table1[("az_starts_ood", "ood_heldout")]["solve_rate"] == \
+        summary["arms"]["az_starts_ood"]["sets"]["ood_heldout"]["solve_rate"]
+    numbers = figure_numbers(ci_results, "table1_puzzle_starts")
+    for row in numbers["table1"]:
+        assert row["solve_rate"] == pytest.approx(100 * table1[(row["arm"], row["set"])]["solve_rate"])
+    for n in range(2):
+        numbers = figure_numbers(ci_results, f"fig4_move_values_{n}")
+        assert numbers["position"]["fen"] == summary["positions"][n]["fen"]
+        assert set(numbers["arms"]) == set(puzzle_group.ARMS)
+        bars = summary["arms"]["az"]["bars"][n]
+        assert numbers["moves"] == sorted(numbers["moves"]) and set(numbers["moves"]) <= set(bars["moves"])
+    numbers = figure_numbers(ci_results, "fig20_move_values_1")
+    assert numbers["position"]["step"] == 1 and numbers["position"]["figure"] == "fig20"
+
+
+def test_puzzle_starts_move_bars_are_the_networks_view(ci_results):
+    results = reproduction.Results(ci_results)
+    report = reproduction.load_or_evaluate(ci_results, "puzzle_starts")
+    summary = report["summary"]
+    simulations = results.scale.eval.simulations
+    assert [p["figure"] for p in summary["positions"]] == ["fig4", "fig4", "fig20", "fig20"]
+    lines = _puzzle_lines()
+    interop = board_interop.for_env("gardner_chess")
+    for index, position in enumerate(summary["positions"]):
+        board = GardnerBoard(position["fen"])
+        fen, line = lines[position["puzzle"]]
+        assert position["solution"] == line[1::2][position["step"]]
+        legal = sorted(m.uci() for m in board.legal_moves)
+        for arm, data in summary["arms"].items():
+            bars = data["bars"][index]
+            assert bars["moves"] == legal
+            assert bars["correct"] == [m == position["solution"] or _mates(board, m) for m in legal]
+            prior = np.asarray(bars["prior"], float)
+            assert (prior >= 0).all() and prior.sum() == pytest.approx(1.0, abs=1e-5)
+            visits = np.asarray(bars["visits"])
+            assert 0 < visits.sum() <= simulations
+            q = np.array([np.nan if x is None else x for x in bars["q"]], float)
+            np.testing.assert_array_equal(np.isnan(q), visits == 0)
+            assert np.all(np.abs(np.asarray(bars["raw_value"], float)) <= 1.0)
+            for k, move in enumerate(legal):
+                if _mates(board, move):
+                    assert bars["raw_value"][k] == 1.0
+    # The prior and the raw values by hand: the network's softmax over the legal moves, and
+    # minus its value of each position after a move.
+    team = loading.load_team(pathlib.Path(ci_results) / "runs" / "az_s0", num_simulations=simulations)
+    board = GardnerBoard(summary["positions"][0]["fen"])
+    bars = summary["arms"]["az"]["bars"][0]
+    states = interop.states_from_boards([board], max_pieces=None)
+    out = team.apply_fn(team.params, states.observation, jnp.zeros(1, jnp.int32))
+    logits = np.asarray(out.policy_logits[0], np.float64)[[interop.move_to_action(chess.Move.from_uci(m), board)
+                                                           for m in bars["moves"]]]
+    np.testing.assert_allclose(bars["prior"], np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum(),
+                               atol=1e-5)
+    for k, move in enumerate(bars["moves"]):
+        child = board.copy(stack=False)
+        child.push_uci(move)
+        if child.is_game_over():
+            continue
+        value = team.apply_fn(team.params, interop.states_from_boards([child], max_pieces=None).observation,
+                              jnp.zeros(1, jnp.int32)).value
+        assert bars["raw_value"][k] == pytest.approx(-float(value[0]), abs=1e-5)
+
+
+# ------------------------------------------------------------------ matches on the ci folder
+
+
+def _material(fen):
+    """White's material minus Black's, in pawns, read off the FEN."""
+    total = 0
+    for ch in fen.split()[0]:
+        if ch.upper() in VALUES:
+            total += VALUES[ch.upper()] * (1 if ch.isupper() else -1)
+    return total
+
+
+def _hand_record(scores):
+    """W/D/L, score, its SE, Elo and its SE of scores in {1, 0, -1} by the hand formulas."""
+    scores = np.asarray(scores, float)
+    wins, draws, losses = int((scores == 1).sum()), int((scores == 0).sum()), int((scores == -1).sum())
+    n = wins + draws + losses
+    p = (wins + draws / 2) / n
+    sigma2 = (wins * (1 - p) ** 2 + draws * (0.5 - p) ** 2 + losses * p ** 2) / n
+    se = math.sqrt(sigma2 / n)
+    elo = -400 * math.log10(1 / p - 1) if 0 < p < 1 else math.copysign(math.inf, p - 0.5)
+    elo_se = 400 / (math.log(10) * p * (1 - p)) * se if 0 < p < 1 else math.inf
+    return {"wins": wins, "draws": draws, "losses": losses, "score": p, "score_stderr": se, "elo": elo,
+            "elo_stderr": elo_se}
+
+
+def _check_record(item, scores):
+    hand = _hand_record(scores)
+    assert (item["wins"], item["draws"], item["losses"]) == (hand["wins"], hand["draws"], hand["losses"])
+    assert item["score"] == pytest.approx(hand["score"])
+    assert item["score_stderr"] == pytest.approx(hand["score_stderr"])
+    if math.isfinite(hand["elo"]):
+        assert item["elo"] == pytest.approx(hand["elo"])
+        assert item["elo_stderr"] == pytest.approx(hand["elo_stderr"])
+    else:
+        assert item["elo"] is None  # ±inf is written as null
+
+
+def test_matches_notebook_games_replay_and_numbers_recompute(ci_results):
+    run_notebook(COLABS / "matches.ipynb", ci_results)
+    results = reproduction.Results(ci_results)
+    report = results.read_report("matches")
+    summary, rows = report["summary"], report["rows"]
+    sizes = results.scale.eval
+    openings = summary["openings"]
+    assert len(openings) == sizes.openings and openings[0]["label"] == "start"
+    assert summary["seeds"] == [0, 1]  # ci: 4 games asked, 4 openings x 2 colours per seed, 2 seeds at least
+    assert summary["games_per_agent"] == 2 * sizes.openings * 2 == 16
+    pairing = summary["pairings"][0]
+    n = pairing["num_players"]
+    agents = [f"player_{j}" for j in range(n)] + ["team_gap"]
+    game = board_interop.for_env("gardner_chess")
+
+    # Every game replayed on a GardnerBoard: legal moves, its end or the material adjudication.
+    for row in rows:
+        board = GardnerBoard(row["fen"])
+        assert row["fen"] == openings[row["opening"]]["fen"]
+        white_first = board.turn == chess.WHITE
+        assert row["colour"] == ("white" if row["first"] == white_first else "black")
+        moves = [int(a) for a in row["moves"].split()]
+        assert len(moves) == row["plies"] <= sizes.max_plies
+        for action in moves:
+            uci = game.action_to_uci(action, board)
+            assert board.is_legal(chess.Move.from_uci(uci))
+            board.push_uci(uci)
+        sign = 1 if row["colour"] == "white" else -1
+        if board.is_game_over():
+            assert not row["adjudicated"]
+            assert row["score"] == sign * {"1-0": 1, "0-1": -1, "1/2-1/2": 0}[board.result()]
+        else:
+            assert row["adjudicated"] and row["plies"] == sizes.max_plies
+            balance = _material(board.fen())
+            white = 1 if balance >= 3 else (-1 if balance <= -3 else 0)
+            assert row["score"] == sign * white
+        assert row["result"] == {1: "win", 0: "draw", -1: "loss"}[row["score"]]
+
+    # W/D/L -> score -> Elo by hand, per agent and by colour.
+    def scores(agent, **match):
+        return [r["score"] for r in rows if r["agent"] == agent and all(r[k] == v for k, v in match.items())]
+
+    for agent in agents:
+        assert len(scores(agent)) == summary["games_per_agent"]
+        _check_record(pairing["agents"][agent], scores(agent))
+        _check_record(summary["agents"][agent], scores(agent))
+        for colour in ("white", "black"):
+            _check_record(pairing["agents"][agent]["by_colour"][colour], scores(agent, colour=colour))
+        assert summary["agents"][agent]["stderr_over"] == "games"
+
+    # Max over latents and the leave-one-seed-out lookup from the players' rows.
+    cells = sorted({(r["opening"], r["colour"], r["seed"]) for r in rows})
+    assert len(cells) == summary["games_per_agent"]
+    grid = {(r["agent"], r["opening"], r["colour"], r["seed"]): r["score"] for r in rows}
+    players = [f"player_{j}" for j in range(n)]
+    _check_record(pairing["agents"]["max_over_latents"], [max(grid[(p, *c)] for p in players) for c in cells])
+    lookup = []
+    for opening, colour, seed in cells:
+        others = [s for s in summary["seeds"] if s != seed]
+        means = [np.mean([(grid[(p, opening, colour, s)] + 1) / 2 for s in others]) for p in players]
+        lookup.append(grid[(players[int(np.argmax(means))], opening, colour, seed)])
+    _check_record(pairing["agents"]["lookup"], lookup)
+
+    # Per-opening scores (win 1, draw 0, loss -1) by colour, over seeds.
+    for agent in agents:
+        mean = np.asarray(pairing["agents"][agent]["opening_scores"]["mean"], float)
+        for p in range(len(openings)):
+            for c, colour in enumerate(("white", "black")):
+                assert mean[p, c] == pytest.approx(np.mean(scores(agent, opening=p, colour=colour)))
+
+    # Figures show these numbers.
+    numbers = figure_numbers(ci_results, "table2_matches")
+    for agent in agents + ["lookup", "max_over_latents"]:
+        assert numbers["agents"][agent]["winrate"] == pytest.approx(100 * summary["agents"][agent]["score"])
+    numbers = figure_numbers(ci_results, "table3_colour_winrates")
+    for player in players:
+        for colour in ("white", "black"):
+            assert numbers["winrate"][player][colour] == pytest.approx(
+                100 * _hand_record(scores(player, colour=colour))["score"])
+    numbers = figure_numbers(ci_results, "fig23_opening_scores_black")
+    assert numbers["agents"][:n] == players
+    np.testing.assert_allclose(numbers["scores"][0], [np.mean(scores("player_0", opening=p, colour="black"))
+                                                      for p in range(len(openings))])
+    curve = figure_numbers(ci_results, "fig21_lookup_curve")
+    assert curve["train_seeds"] == [1] and curve["heldout_seeds"] == 1
+
+
+# ------------------------------------------------------------------ library pieces by hand
+
+
+def test_match_adjudication_and_records_by_hand():
+    env = envs.make("gardner_chess")
+    random = opponents.uniform_random_policy()
+    kwargs = dict(seeds=(0, 1), max_plies=6, rng_key=jax.random.PRNGKey(3))
+    plain = matches_lib.play_match(env, random, None, random, None, **kwargs)
+    assert plain.adjudicated is None and (plain.decided == plain.finished).all()
+    judged = matches_lib.play_match(env, random, None, random, None,
+                                    adjudicate=adjudication.adjudicator(env, "draw"), **kwargs)
+    np.testing.assert_array_equal(judged.actions, plain.actions)  # the same games
+    np.testing.assert_array_equal(judged.adjudicated, ~plain.finished)
+    assert judged.decided.all() and (judged.result[judged.adjudicated] == 0).all()
+    assert matches_lib.summarize_match(judged)["finished"] == judged.num_games
+    assert all(r["result"] != "unfinished" for r in matches_lib.match_rows(judged))
+
+    assert matches_group.num_match_seeds(4, 4) == 2 and matches_group.num_match_seeds(32, 4) == 4
+    assert matches_group.num_match_seeds(32, 12) == 2
+    assert matches_group.score_stderr(0, 4, 0) == 0.0
+    assert matches_group.score_stderr(1, 0, 1) == pytest.approx(0.5 / math.sqrt(2))
+    record = matches_group.record(np.array([1.0, 0.0, -1.0, 1.0]), np.ones(4, bool))
+    hand = _hand_record([1, 0, -1, 1])
+    assert record["score"] == hand["score"] == 0.625 and record["winrate"] == 62.5
+    assert record["elo"] == pytest.approx(hand["elo"]) and record["elo_stderr"] == pytest.approx(hand["elo_stderr"])
+    # [P=1, 2, S=2]: opening with White to move; first side wins both, second side draws and loses
+    scores = matches_group.opening_scores(np.array([[[1.0, 1.0], [0.0, -1.0]]]), np.ones((1, 2, 2), bool),
+                                          np.array(["white"]))
+    np.testing.assert_allclose(scores["mean"], [[1.0, -0.5]])
+    np.testing.assert_allclose(scores["stderr"], [[0.0, 0.5]])
+    scores = matches_group.opening_scores(np.array([[[1.0, 1.0], [0.0, -1.0]]]), np.ones((1, 2, 2), bool),
+                                          np.array(["black"]))
+    np.testing.assert_allclose(scores["mean"], [[-0.5, 1.0]])
+
+
+def test_puzzle_subset_and_hand_scoring():
+    records = list(range(10))
+    assert puzzle_group.subset(records, 0) == records and puzzle_group.subset(records, 20) == records
+    picked = puzzle_group.subset(records, 4)
+    assert len(picked) == 4 and picked == sorted(picked) and picked == puzzle_group.subset(records, 4)
+    # the hand scorer itself: a mate-in-2 line, right and wrong
+    lines = _puzzle_lines()
+    fen, line = lines["mate_in_2:gm20001"]
+    assert _solved_by_hand(fen, line, line[1::2])
+    assert not _solved_by_hand(fen, line, line[1:2])
+    board = GardnerBoard(fen)
+    board.push_uci(line[0])
+    wrong = next(m.uci() for m in board.legal_moves if m.uci() != line[1] and not _mates(board, m.uci()))
+    assert not _solved_by_hand(fen, line, [wrong])
+
+
+# ------------------------------------------------------------------ figures on hand-made reports
+
+
+def _puzzle_report():
+    sets = {name: {"solve_rate": rate, "stderr": 0.1, "num_puzzles": 10, "trained_share": share}
+            for name, rate, share in (("random_heldout", 0.5, 0.0), ("ood_heldout", 0.2, 0.0),
+                                      ("random_train", 0.9, 1.0), ("ood_train", 0.7, 0.0))}
+    bars = {"run": "az_s0", "moves": ["a2a3", "b1c3", "e1d2"], "correct": [False, True, False],
+            "prior": [0.2, 0.5, 0.3], "raw_value": [0.1, -0.2, 1.0], "q": [0.0, None, 0.5], "visits": [3, 0, 5],
+            "root_value": 0.3, "search_value": 0.5}
+    arms = {"az": {"sets": sets, "bars": [bars]},
+            "az_starts_ood": {"sets": sets, "bars": [dict(bars, prior=[0.1, 0.8, 0.1], run="az_starts_ood_s0")]}}
+    position = {"figure": "fig4", "set": "ood_heldout", "puzzle": "mate_in_3:x", "step": 0,
+                "fen": "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1", "solution": "b1c3"}
+    table1 = [{"row": "(4) OOD", "arm": "az_starts_ood", "set": "ood_heldout", "solve_rate": 0.2, "stderr": 0.1,
+               "num_puzzles": 10}]
+    return {"summary": {"arms": arms, "positions": [position], "table1": table1, "num_simulations": 8}, "rows": []}
+
+
+def test_puzzle_starts_figures_show_the_report():
+    report = _puzzle_report()
+    _, numbers = figures_puzzle_starts.solve_rates(report)
+    assert numbers["rates"]["az"]["random_train"] == {"solve_rate": 90.0, "stderr": 10.0, "num_puzzles": 10,
+                                                      "trained_share": 1.0}
+    assert numbers["table1"][0]["solve_rate"] == 20.0 and numbers["sets"][0] == "random_heldout"
+    _, numbers = figures_puzzle_starts.move_values(report, 0)
+    assert numbers["moves"] == ["a2a3", "b1c3", "e1d2"] and numbers["correct"] == [False, True, False]
+    np.testing.assert_allclose(numbers["arms"]["az_starts_ood"]["prior"], [0.1, 0.8, 0.1])
+    assert np.isnan(numbers["arms"]["az"]["q"][1]) and numbers["arms"]["az"]["visits"] == [3, 0, 5]
+    # two moves at most: the correct one, then the highest-prior other (by the first arm's prior)
+    _, numbers = figures_puzzle_starts.move_values(report, 0, max_moves=2)
+    assert numbers["moves"] == ["b1c3", "e1d2"]
+    np.testing.assert_allclose(numbers["arms"]["az"]["raw_value"], [-0.2, 1.0])
+
+
+def _matches_report():
+    def rec(w, d, l, white=None, black=None):
+        hand = _hand_record([1] * w + [0] * d + [-1] * l)
+        out = dict(hand, games=w + d + l, finished=w + d + l, winrate=100 * hand["score"],
+                   winrate_stderr=100 * hand["score_stderr"])
+        if white is not None:
+            out["by_colour"] = {"white": dict(_hand_record(white), winrate=100 * _hand_record(white)["score"]),
+                                "black": dict(_hand_record(black), winrate=100 * _hand_record(black)["score"])}
+        return out
+
+    agents = {"player_0": rec(3, 1, 0, [1, 1], [1, 0]), "player_1": rec(1, 1, 2, [1, -1], [0, -1]),
+              "lookup": rec(3, 0, 1), "max_over_latents": rec(4, 0, 0)}
+    opening = {"player_0": {"mean": [[1.0, 0.5]], "stderr": [[0.0, 0.5]]},
+               "player_1": {"mean": [[0.0, -0.5]], "stderr": [[1.0, 0.5]]}}
+    pair_agents = {k: dict(v, opening_scores=opening.get(k, opening["player_0"])) for k, v in agents.items()}
+    curve = {"heldout_seeds": 1, "points": [{"train_seeds": 1, "score": 0.75, "score_stderr": 0.2}],
+             "best_latent": {"player": 0, "score": 0.5}, "max_over_latents": {"score": 1.0}}
+    summary = {"agents": agents, "stderr_over": "games", "games_per_agent": 4, "num_simulations": 8,
+               "colours": ["white", "black"], "seeds": [0, 1], "openings": [{"label": "start", "fen": "x"}],
+               "pairings": [{"agents": pair_agents, "lookup_curve": curve}]}
+    return {"summary": summary, "rows": []}
+
+
+def test_matches_figures_show_the_report():
+    report = _matches_report()
+    _, numbers = figures_matches.match_summary(report)
+    assert numbers["agents"]["player_0"]["winrate"] == 87.5 and numbers["agents"]["player_0"]["wins"] == 3
+    assert numbers["agents"]["max_over_latents"]["elo"] == math.inf
+    _, numbers = figures_matches.colour_winrates(report)
+    assert numbers["winrate"] == {"player_0": {"white": 100.0, "black": 75.0},
+                                  "player_1": {"white": 50.0, "black": 25.0}}
+    _, numbers = figures_matches.lookup_curve(report)
+    assert numbers["train_seeds"] == [1] and numbers["winrate"][0] == 75.0 and numbers["max_over_latents"] == 100.0
+    _, numbers = figures_matches.opening_scores(report, "black", agents=["player_0", "player_1"])
+    np.testing.assert_allclose(numbers["scores"], [[0.5], [-0.5]])
+    np.testing.assert_allclose(numbers["stderr"], [[0.5], [0.5]])
+    with pytest.raises(ValueError, match="colour must be one of"):
+        figures_matches.opening_scores(report, "red")
