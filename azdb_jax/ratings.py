@@ -36,6 +36,18 @@ def elo_from_score(score):
         return 400.0 * (np.log10(p) - np.log10(1.0 - p))
 
 
+def score_stderr(wins, draws, losses):
+    """Standard error of the score ``p = (W + D/2) / N`` from trinomial W/D/L counts:
+    ``sqrt(σ² / N)`` with the per-game variance ``σ² = w(1 − p)² + d(½ − p)² + l·p²``
+    (w, d, l the frequencies). N = 0 gives nan. Arrays broadcast."""
+    wins, draws, losses = (np.asarray(x, dtype=np.float64) for x in (wins, draws, losses))
+    games = wins + draws + losses
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = (wins + 0.5 * draws) / games
+        w, d, l = wins / games, draws / games, losses / games
+        return np.sqrt((w * (1 - score) ** 2 + d * (0.5 - score) ** 2 + l * score**2) / games)
+
+
 def elo_difference(
     wins, draws, losses, *, saturated: Literal["inf", "clip"] = "inf"
 ) -> EloDifference:
@@ -61,8 +73,7 @@ def elo_difference(
     games = wins + draws + losses
     with np.errstate(divide="ignore", invalid="ignore"):
         score = (wins + 0.5 * draws) / games
-        w, d, l = wins / games, draws / games, losses / games
-        variance = (w * (1 - score) ** 2 + d * (0.5 - score) ** 2 + l * score**2) / games
+        variance = score_stderr(wins, draws, losses) ** 2
         edge = (score <= 0) | (score >= 1)
         if saturated == "clip":
             p = np.clip(score, 0.5 / games, 1 - 0.5 / games)

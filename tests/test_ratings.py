@@ -111,3 +111,12 @@ def test_fit_rejects_unidentifiable_tables():
         ratings.fit_elo(disconnected, disconnected, disconnected)
     with pytest.raises(ValueError, match="1, 0.5 or 0"):
         ratings.results_table([0], [1], [0.7], 2)
+
+
+def test_score_stderr_by_hand():
+    # 1 win, 1 loss: p = 1/2, per-game variance 1/4, SE = sqrt(1/4 / 2)
+    assert float(ratings.score_stderr(1, 0, 1)) == pytest.approx(0.5 / np.sqrt(2))
+    assert float(ratings.score_stderr(0, 4, 0)) == 0.0  # all draws: no spread
+    # 3 W, 1 D, 0 L: p = 7/8, σ² = (3/4)(1/8)² + (1/4)(3/8)² = 3/256 + 9/256, N = 4
+    assert float(ratings.score_stderr(3, 1, 0)) == pytest.approx(np.sqrt(12 / 256 / 4))
+    assert np.isnan(ratings.score_stderr(0, 0, 0))

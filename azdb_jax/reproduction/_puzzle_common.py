@@ -32,6 +32,7 @@ from azdb_jax.data import gardner
 from azdb_jax.envs import board_interop
 from azdb_jax.evaluation import puzzles, solvers
 from azdb_jax.evaluation.team import SolverOutput, Team
+from azdb_jax.reproduction.results import stderr
 
 SEED = 0
 GARDNER_SETS = gardner.PUZZLE_SETS  # mate_in_1, mate_in_2, mate_in_3, only_move
@@ -300,12 +301,6 @@ def solve(solver, sets: Mapping[str, Sequence[data.LichessPuzzle]], *, labels: M
 def flags(rows: Sequence[Mapping[str, Any]], column: str, **where: Any) -> np.ndarray:
     """``<column>_solved`` (0/1) of the rows matching ``where``, in row order."""
     return np.array([float(r[f"{column}_solved"]) for r in rows if all(r.get(k) == v for k, v in where.items())])
-
-
-def stderr(values) -> float:
-    """Standard error of the mean (``std(ddof=1) / sqrt(N)``); NaN for fewer than two values."""
-    values = np.asarray(values, float)
-    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
 
 
 def rate(solved) -> Dict[str, Any]:

@@ -43,13 +43,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import adjudication
+from azdb_jax import adjudication, ratings
 from azdb_jax.envs import board_interop
 from azdb_jax.evaluation import loading
 from azdb_jax.evaluation import matches as matches_lib
 from azdb_jax.evaluation import specialisation
 from azdb_jax.reproduction import openings as openings_group
-from azdb_jax.reproduction.results import Results, RunInfo
+from azdb_jax.reproduction.results import Results, RunInfo, stderr
 
 ARMS = ("azdb", "az")
 SEED = 0
@@ -67,21 +67,9 @@ def num_match_seeds(match_games: int, num_openings: int) -> int:
     return max(2, math.ceil(match_games / (2 * max(num_openings, 1))))
 
 
-def stderr(values) -> float:
-    """Standard error of the mean of ``values`` (NaN for fewer than two)."""
-    values = np.asarray(values, float)
-    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
-
-
 def score_stderr(wins: float, draws: float, losses: float) -> float:
-    """Standard error of the score ``p = (W + D/2) / N``: ``sqrt(σ² / N)`` with the per-game
-    variance ``σ² = w(1 − p)² + d(½ − p)² + l p²`` (w, d, l the frequencies); NaN for N = 0."""
-    n = wins + draws + losses
-    if n == 0:
-        return float("nan")
-    p = (wins + 0.5 * draws) / n
-    variance = (wins * (1 - p) ** 2 + draws * (0.5 - p) ** 2 + losses * p ** 2) / n
-    return float(math.sqrt(variance / n))
+    """Standard error of the score (``ratings.score_stderr``) as a float; NaN for no games."""
+    return float(ratings.score_stderr(wins, draws, losses))
 
 
 def record(result, decided) -> Dict[str, Any]:

@@ -26,7 +26,7 @@ import numpy as np
 from azdb_jax import envs, runner
 from azdb_jax.evaluation import loading
 from azdb_jax.evaluation import occupancy as occupancy_lib
-from azdb_jax.reproduction.results import Results, RunInfo
+from azdb_jax.reproduction.results import Results, RunInfo, stderr
 
 ARMS = ("azdb", "control")
 SEED = 0
@@ -98,10 +98,10 @@ def _arm_summary(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     """The arm's ψ spread: its one run's (bootstrap SE), or the mean over seeds (SE over seeds)."""
     spreads = np.array([r["psi_spread"] for r in runs], float)
     if len(runs) > 1:
-        stderr, over = float(np.std(spreads, ddof=1) / np.sqrt(len(runs))), "seeds"
+        error, over = stderr(spreads), "seeds"
     else:
-        stderr, over = float(runs[0]["psi_spread_stderr"]), "games (bootstrap)"
-    return {"runs": runs, "psi_spread": float(spreads.mean()), "psi_spread_stderr": stderr, "stderr_over": over}
+        error, over = float(runs[0]["psi_spread_stderr"]), "games (bootstrap)"
+    return {"runs": runs, "psi_spread": float(spreads.mean()), "psi_spread_stderr": error, "stderr_over": over}
 
 
 def evaluate(results: Results) -> dict:

@@ -27,7 +27,7 @@ from azdb_jax import data
 from azdb_jax.envs import gardner_interop
 from azdb_jax.envs.gardner_board import GardnerBoard
 from azdb_jax.evaluation import loading, move_choices, puzzles, solvers
-from azdb_jax.reproduction.results import Results, RunInfo
+from azdb_jax.reproduction.results import Results, RunInfo, stderr
 
 ARMS = ("azdb", "control")
 SEED = 0
@@ -73,12 +73,6 @@ def opening_positions(game: str, count: int) -> List[Tuple[str, str]]:
 
 def _boards(game: str, fens: Sequence[str]):
     return [GardnerBoard(f) if game == "gardner_chess" else chess.Board(f) for f in fens]
-
-
-def stderr(values) -> float:
-    """Standard error of the mean of ``values`` (NaN for fewer than two)."""
-    values = np.asarray(values, float)
-    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
 
 
 def evaluate_run(results: Results, run: RunInfo, openings: Sequence[Tuple[str, str]]) -> Dict[str, Any]:

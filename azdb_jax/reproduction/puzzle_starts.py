@@ -43,7 +43,7 @@ from azdb_jax.envs import board_interop
 from azdb_jax.envs import start_positions as start_positions_lib
 from azdb_jax.evaluation import loading, puzzles, solvers
 from azdb_jax.evaluation.team import SolverOutput
-from azdb_jax.reproduction.results import Results, RunInfo
+from azdb_jax.reproduction.results import Results, RunInfo, stderr
 
 ARMS = ("az", "az_starts_random", "az_starts_ood")
 STARTS_ARMS = {"random": "az_starts_random", "ood": "az_starts_ood"}
@@ -56,12 +56,6 @@ TABLE1 = (("(1) AZ, random split's test set", "az", "random_heldout"),
           ("(2) self-play from puzzles (its training puzzles)", "az_starts_random", "random_train"),
           ("(3) in distribution (random split, held out)", "az_starts_random", "random_heldout"),
           ("(4) out of distribution (held-out group)", "az_starts_ood", "ood_heldout"))
-
-
-def stderr(values) -> float:
-    """Standard error of the mean of ``values`` (NaN for fewer than two)."""
-    values = np.asarray(values, float)
-    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
 
 
 def puzzle_key(record: start_positions_lib.PuzzleRecord) -> str:
@@ -211,27 +205,20 @@ class PlayerZeroSearch:
                                           players=jnp.zeros(1, jnp.int32), **hook._asdict())
             return jax.tree.map(lambda x: x[0], (search.stats, search.network_value, search.most_visited_action))
 
-        def search(params, base_key, indices, states):
-            keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(base_key, indices)
-            return jax.vmap(one_position, in_axes=(None, 0, 0))(params, keys, states)
-
         def values(params, observations):
             return team.apply_fn(params, observations, jnp.zeros(observations.shape[0], jnp.int32)).value
 
-        return {"search": jax.jit(search), "values": jax.jit(values)}
+        return {"search": solvers.per_position_program(one_position), "values": jax.jit(values)}
 
     def search(self, boards: Sequence[Any]):
         """Stats, network values and most visited actions of ``boards`` (host arrays)."""
         outs = []
-        start = self._interop.new_board(None)
         for begin in range(0, len(boards), self.batch_size):
-            batch = list(boards[begin:begin + self.batch_size])
-            padded = batch + [start] * (self.batch_size - len(batch))
-            states = self._interop.states_from_boards(padded, max_pieces=self._max_pieces)
-            indices = jnp.asarray([solvers.position_index(b) for b in padded], jnp.uint32)
-            out = jax.device_get(self.program["search"](self.team.params, jax.random.PRNGKey(self.seed), indices,
-                                                        states))
-            outs.append(jax.tree.map(lambda x: x[:len(batch)], out))
+            batch = solvers.prepare_batch(self._interop, boards[begin:begin + self.batch_size], self.batch_size,
+                                          self.team.env)
+            out = jax.device_get(self.program["search"](self.team.params, jax.random.PRNGKey(self.seed), batch.indices,
+                                                        batch.states))
+            outs.append(jax.tree.map(lambda x, n=len(batch.boards): x[:n], out))
         return jax.tree.map(lambda *xs: np.concatenate(xs), *outs)
 
     def __call__(self, boards: Sequence[Any]):

@@ -22,11 +22,20 @@ import pathlib
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
+
 from azdb_jax import checkpoint
 from azdb_jax.evaluation import reports
 from azdb_jax.reproduction import scales as scales_lib
 
 MANIFEST = "manifest.json"
+
+
+def stderr(values) -> float:
+    """Standard error of the mean of ``values``, ``std(ddof=1) / sqrt(N)`` (NaN for fewer than
+    two): the error bar of every figure group (over games, positions, puzzles or seeds)."""
+    values = np.asarray(values, float)
+    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
 
 
 class ResultsError(RuntimeError):
