@@ -45,7 +45,7 @@ def build_components(config: config_lib.TrainConfig, workdir=None) -> trainer.Co
     env = config.env.make()
     team = config.team
     network = networks.make_network(config.network, num_actions=env.num_actions, num_players=team.num_players,
-                                    value_d_opponent=config.diversity.opponent_leaves == "predict")
+                                    value_d_opponent=predicts_opponent_leaves(config))
     graph_name = team.matchmaker
 
     def graph_fn(payoff_mean):
@@ -100,11 +100,32 @@ def _flat(tree: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
 
 
 
+def predicts_opponent_leaves(config: config_lib.TrainConfig) -> bool:
+    """Whether the run's network has the opponent-to-move intrinsic head
+    (``diversity.opponent_leaves="predict"`` in a team with λ < 1)."""
+    return config.diversity.opponent_leaves == "predict" and config.team.lam < 1.0
+
+
+# Fields whose default changed: a saved config without them was written by code that
+# behaved as the old default.
+_FORMER_DEFAULTS = {("diversity", "opponent_leaves"): "drop"}
+
+
 def load_run_config(workdir: pathlib.Path) -> config_lib.TrainConfig:
     path = pathlib.Path(workdir) / "config.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no config.json, so {workdir} holds no run to resume")
-    return config_lib.from_json(path.read_text(), source=str(path))
+    text = path.read_text()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from None
+    if isinstance(data, dict):
+        for (section, field), value in _FORMER_DEFAULTS.items():
+            part = data.setdefault(section, {})
+            if isinstance(part, dict):
+                part.setdefault(field, value)
+    return config_lib.from_dict(config_lib.TrainConfig, data, where=str(path))
 
 
 def read_metrics(workdir, *, wall_clock: bool = True) -> List[Dict[str, Any]]:

@@ -5,6 +5,7 @@ checkpoint without them restores; a field it has with another value is still an 
 checkpoint without the evaluator's previous ψ restores with the current ψ in its place.
 """
 
+import json
 import pathlib
 import sys
 
@@ -44,3 +45,25 @@ def test_checkpoint_without_the_previous_psi_restores_with_the_current_psi(tmp_p
         manager.save(2, _state({"expected_features": features, "previous_psi": features.psi * 2}), config={"a": 1})
         restored = runner._restore(manager, 2, target, {"a": 1})  # pylint: disable=protected-access
         np.testing.assert_array_equal(restored.extra["previous_psi"], features.psi * 2)
+
+
+def test_runs_saved_before_opponent_leaves_load_with_the_drop_rule(tmp_path):
+    from azdb_jax import config as config_lib, presets  # pylint: disable=g-import-not-at-top
+
+    config = presets.get_preset("demo")
+    assert config.diversity.opponent_leaves == "predict" and config.team.lam < 1
+    assert runner.predicts_opponent_leaves(config)
+    # A plain-AlphaZero team has no intrinsic terms: no second head, whatever the reading.
+    assert not runner.predicts_opponent_leaves(config_lib.apply_overrides(config, ["team.lam=1.0"]))
+    data = config_lib.to_dict(config)
+    del data["diversity"]["opponent_leaves"]  # as written before the option existed
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    old = runner.load_run_config(tmp_path)
+    assert old.diversity.opponent_leaves == "drop" and not runner.predicts_opponent_leaves(old)
+    assert old.team == config.team
+    data["diversity"]["opponent_leaves"] = "predict"
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    assert runner.load_run_config(tmp_path).diversity.opponent_leaves == "predict"
+    (tmp_path / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="config.json: not valid JSON"):
+        runner.load_run_config(tmp_path)

@@ -1,0 +1,13 @@
+"""Skill-compatible team play (Hamade et al., *Designing Skill-Compatible AI*, ICLR 2024).
+
+A strong senior and a weak junior control one colour together, in two frameworks:
+Stochastic Tag Team (a fair coin picks who makes each move) and Hand and Brain (the brain
+names a piece type, the hand moves a piece of it). ``frameworks`` holds the games,
+``agents`` the juniors, the seniors (plain AlphaZero, *tree*, *expector*) and the team
+compositions, ``measures`` the framework matches and the move-level loss statistics.
+docs/skill_compatible.md has the setup and the measurements.
+"""
+
+from azdb_jax.skill import agents, frameworks, measures
+
+__all__ = ["agents", "frameworks", "measures"]
