@@ -33,6 +33,20 @@ az_puzzles_intermediate row (5): row (2) plus the positions along each puzzle's 
                         with lines (EPD ``pv`` or Lichess ``Moves``), e.g.
                         ``--override='start_positions.sources=["paper","lines.epd"]'``;
                         without one the run stops with that message.
+az_puzzles_exploration  row (6): row (5) with moves sampled ∝ N^(1/τ), τ = 10, for the
+                        first 15 plies of a game (App. C.3), greedy after.
+az_puzzles_halfmove     row (7): row (6) with each puzzle position also at half-move
+                        clocks 20, 40, 60 and 80.
+
+Their Gardner chess analogues, each ``gardner_cpu`` with one player (plain AZ) and half
+its games started from the packaged Gardner puzzle sets (mates in 1-3 and only-move
+positions, ``experiments/make_gardner_puzzles.py``):
+gardner_puzzles              row (2).
+gardner_puzzles_random_split row (3): 100 puzzles held out at random.
+gardner_puzzles_ood          row (4): the mates in 3 held out.
+Rows (5)-(7) have no Gardner analogue: the packaged sets carry no solution lines,
+Gardner self-play searches with Gumbel (whose moves the visit temperature does not
+touch), and Gardner chess has no half-move clock to augment.
 
 AlphaZero's chess network (256 channels, 19 residual blocks) and optimiser (SGD with
 momentum 0.9, learning rate 0.2 dropped tenfold three times, L2 regularisation
@@ -143,6 +157,29 @@ def _puzzles(**start_positions) -> TrainConfig:
     return dataclasses.replace(base, env=EnvConfig(name="chess", max_pieces=32), start_positions=start)
 
 
+GARDNER_PUZZLE_SETS = ("gardner:mate_in_1", "gardner:mate_in_2", "gardner:mate_in_3", "gardner:only_move")
+HALFMOVE_CLOCKS = (0, 20, 40, 60, 80)
+
+
+def _exploration(config: TrainConfig) -> TrainConfig:
+    """Table 1 row (6): moves ∝ N^(1/10) for the first 15 plies, greedy after."""
+    return dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, sample_plies=15,
+                                                                    sample_temperature=10.0))
+
+
+def _with_clocks(config: TrainConfig) -> TrainConfig:
+    return dataclasses.replace(config, start_positions=dataclasses.replace(config.start_positions,
+                                                                           halfmove_clocks=HALFMOVE_CLOCKS))
+
+
+def _gardner_puzzles(**start_positions) -> TrainConfig:
+    """``gardner_cpu`` as plain AZ, starting half its games from the Gardner puzzle sets."""
+    base = gardner_cpu()
+    start = StartPositionsConfig(sources=GARDNER_PUZZLE_SETS, initial_prob=0.5, **start_positions)
+    return dataclasses.replace(base, team=TeamConfig(num_players=1, lam=1.0, matchmaker="selfplay"),
+                               start_positions=start)
+
+
 PRESETS: Dict[str, Callable[[], TrainConfig]] = {
     "demo": demo,
     "demo_chess": demo_chess,
@@ -155,6 +192,11 @@ PRESETS: Dict[str, Callable[[], TrainConfig]] = {
     "az_puzzles_random_split": lambda: _puzzles(sources=("paper:penrose",), split="random", test_count=17),
     "az_puzzles_ood": lambda: _puzzles(sources=("paper:penrose",), split="group", heldout_group="penrose_variation_2"),
     "az_puzzles_intermediate": lambda: _puzzles(sources=("paper",), intermediate=True),
+    "az_puzzles_exploration": lambda: _exploration(_puzzles(sources=("paper",), intermediate=True)),
+    "az_puzzles_halfmove": lambda: _with_clocks(_exploration(_puzzles(sources=("paper",), intermediate=True))),
+    "gardner_puzzles": _gardner_puzzles,
+    "gardner_puzzles_random_split": lambda: _gardner_puzzles(split="random", test_count=100),
+    "gardner_puzzles_ood": lambda: _gardner_puzzles(split="group", heldout_group="gardner:mate_in_3"),
 }
 
 

@@ -5,8 +5,8 @@ the team, drawn when the game starts from an interaction graph (``azdb_jax.match
 SPEC §1.11): player i, its colour, then its opponent j ~ Σ_colour[i]. The identity
 graph (``matchmaking.selfplay``) is plain self-play, ``j = i``. At every ply each position is searched
 by its mover's player (latent and ``λ`` of that player), the move is sampled in
-proportion to the visits for the first ``sample_plies`` plies of a game and is the
-most-visited move afterwards, and a finished game is replaced by a new start position
+proportion to ``N^(1/τ)`` (``sample_temperature``; τ = 1: the visits) for the first
+``sample_plies`` plies of a game and is the most-visited move afterwards, and a finished game is replaced by a new start position
 (optionally drawn from a start-position sampler, SPEC §1.12).
 
 Games carry over from one iteration to the next; each iteration returns the ``[T, B]``
@@ -34,6 +34,10 @@ class SelfPlayConfig:
     num_games: int = 64  # B, games played side by side
     num_plies: int = 32  # T, plies per iteration (lax.scan length)
     sample_plies: int = 30  # k: moves ∝ visits for the first k plies of a game (AZ: 30)
+    # τ of that sampling: moves ∝ N^(1/τ) (AlphaZero's temperature; 1: ∝ visits, larger:
+    # flatter over the visited moves). Table 1's exploration row uses τ = 10 for k = 15.
+    # PUCT only: Gumbel self-play plays its sequential-halving action.
+    sample_temperature: float = 1.0
 
     def __post_init__(self):
         for name in ("num_games", "num_plies"):
@@ -42,6 +46,8 @@ class SelfPlayConfig:
                 raise ValueError(f"selfplay.{name} must be an int >= 1, got {value!r}")
         if not (isinstance(self.sample_plies, int) and self.sample_plies >= 0):
             raise ValueError(f"selfplay.sample_plies must be an int >= 0, got {self.sample_plies!r}")
+        if not (isinstance(self.sample_temperature, (int, float)) and self.sample_temperature > 0):
+            raise ValueError(f"selfplay.sample_temperature must be > 0, got {self.sample_temperature!r}")
 
 
 class SelfPlayState(NamedTuple):
@@ -104,11 +110,14 @@ def init_selfplay(
 
 def _choose_action(rng_key: Array, out: search_lib.SearchOutput, ply: Array, *, config: SelfPlayConfig,
                    algorithm: str) -> Array:
-    """Visit-proportional sampling for the first k plies, then the most-visited move."""
+    """Sampling ∝ N^(1/τ) for the first k plies, then the most-visited move."""
     if algorithm == "gumbel":
         return out.action  # sequential halving with Gumbel noise already explores
     visits = out.visits
-    sampled = jax.random.categorical(rng_key, jnp.log(visits.astype(jnp.float32)))
+    logits = jnp.log(visits.astype(jnp.float32))
+    if config.sample_temperature != 1.0:  # τ = 1 keeps the plain visit-proportional draw, bit for bit
+        logits = logits / config.sample_temperature
+    sampled = jax.random.categorical(rng_key, logits)
     return jnp.where(ply < config.sample_plies, sampled, jnp.argmax(visits, axis=-1))
 
 

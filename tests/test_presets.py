@@ -48,3 +48,24 @@ def test_puzzle_presets_follow_table_1():
     row4 = presets.get_preset("az_puzzles_ood").start_positions
     assert (row4.split, row4.heldout_group) == ("group", "penrose_variation_2")
     assert presets.get_preset("az_puzzles_intermediate").start_positions.intermediate
+    row6 = presets.get_preset("az_puzzles_exploration")
+    assert row6.start_positions.intermediate and row6.search.algorithm == "puct"
+    assert (row6.selfplay.sample_plies, row6.selfplay.sample_temperature) == (15, 10.0)
+    row7 = presets.get_preset("az_puzzles_halfmove")
+    assert row7.start_positions.halfmove_clocks == (0, 20, 40, 60, 80)
+    assert (row7.selfplay.sample_plies, row7.selfplay.sample_temperature) == (15, 10.0)
+
+
+def test_gardner_puzzle_presets_hold_out_what_they_say(tmp_path):
+    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+
+    for name in ("gardner_puzzles", "gardner_puzzles_random_split", "gardner_puzzles_ood"):
+        config = presets.get_preset(name)
+        assert config.env.name == "gardner_chess" and config.team.num_players == 1 and config.team.lam == 1.0
+        assert config.start_positions.initial_prob == 0.5
+        runner.build_components(config, tmp_path / name)  # loads the packaged sets, writes the split
+    assert presets.get_preset("gardner_puzzles_random_split").start_positions.test_count == 100
+    written = sorted(p.name for p in (tmp_path / "gardner_puzzles_ood" / "start_positions").glob("*.csv"))
+    # Out of distribution: every mate in 3 held out, the other sets trained on.
+    assert written == ["heldout_0_mate_in_3.csv", "train_0_mate_in_1.csv", "train_1_mate_in_2.csv",
+                       "train_2_only_move.csv"]

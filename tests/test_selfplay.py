@@ -143,3 +143,25 @@ def test_chess_start_positions_with_halfmove_augmentation():
     state = init_fn(jax.random.PRNGKey(1))
     assert chess_interop.state_to_fen(state).split()[4] in {"20", "40"}
     np.testing.assert_allclose(state.observation[0, 0, -1], int(state._x.halfmove_count) / 100.0)
+
+
+@pytest.mark.parametrize("temperature", [1.0, 10.0])
+def test_sampled_moves_follow_the_visit_temperature(temperature):
+    visits = jnp.float32([[0, 1, 4, 16, 0, 3]])
+    draws = 20_000
+    out = search.SearchOutput(*([None] * 6), visits=jnp.repeat(visits, draws, 0), qvalues=None, value=None,
+                                  value_d=None)
+    config = selfplay.SelfPlayConfig(sample_plies=15, sample_temperature=temperature)
+    keys = jax.random.PRNGKey(0)
+    early = np.asarray(selfplay._choose_action(keys, out, jnp.zeros(draws, jnp.int32), config=config,  # pylint: disable=protected-access
+                                                   algorithm="puct"))
+    weights = np.asarray(visits[0]) ** (1.0 / temperature)
+    expected = weights / weights.sum()
+    freq = np.bincount(early, minlength=6) / draws
+    np.testing.assert_allclose(freq, expected, atol=4 * np.sqrt(0.25 / draws))
+    assert freq[0] == 0 and freq[4] == 0  # unvisited moves are never drawn
+    late = np.asarray(selfplay._choose_action(keys, out, jnp.full(draws, 15, jnp.int32), config=config,  # pylint: disable=protected-access
+                                                  algorithm="puct"))
+    assert (late == 3).all()  # greedy after k plies
+    with pytest.raises(ValueError, match="sample_temperature"):
+        selfplay.SelfPlayConfig(sample_temperature=0.0)

@@ -358,3 +358,20 @@ def test_hb_games_are_legal_chess_and_scored_from_the_focal_side():
     with pytest.raises(ValueError, match="unknown framework"):
         measures.play_match("tag", env, team, (None, None), team, (None, None), jax.random.PRNGKey(0),
                             num_games=2, max_plies=2)
+
+
+def test_experiment_script_refuses_bad_flags_in_one_line(tmp_path):
+    import pathlib  # pylint: disable=g-import-not-at-top
+    import subprocess  # pylint: disable=g-import-not-at-top
+    import sys  # pylint: disable=g-import-not-at-top
+
+    script = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "skill_compat.py"
+    base = [sys.executable, str(script), f"--strong={tmp_path / 'none'}", f"--junior={tmp_path / 'none'}",
+            f"--out={tmp_path / 'out'}"]
+    for extra, word in ((["--focals=tree,leela"], "--focals"), (["--frameworks=stt,chess960"], "--frameworks"),
+                        (["--games=5"], "--games"), ([], "config.json")):
+        result = subprocess.run(base + extra, capture_output=True, text=True, timeout=600)
+        assert result.returncode != 0
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and word in lines[0], result.stderr[-2000:]
+    assert not (tmp_path / "out").exists()
