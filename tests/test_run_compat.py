@@ -50,7 +50,7 @@ def test_checkpoint_without_the_previous_psi_restores_with_the_current_psi(tmp_p
 def test_runs_saved_before_opponent_leaves_load_with_the_drop_rule(tmp_path):
     from azdb_jax import config as config_lib, presets  # pylint: disable=g-import-not-at-top
 
-    config = presets.get_preset("demo")
+    config = presets.get_preset("gardner_cpu")
     assert config.diversity.opponent_leaves == "predict" and config.team.lam < 1
     assert runner.predicts_opponent_leaves(config)
     # A plain-AlphaZero team has no intrinsic terms: no second head, whatever the reading.
