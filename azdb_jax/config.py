@@ -148,11 +148,10 @@ class DiversityConfig:
     ema_rate: float = 0.1  # α of ψ ← (1 − α) ψ + α ψ_batch, per self-play window
     n_td: int = 8  # N_TD of the intrinsic value target z_d (even)
     in_search: bool = True  # add (1 − λ_i) r_d to the root player's transitions in search
-    # Leaves where the root player's opponent is to move (docs/method.md): "predict" adds the
-    # root player's intrinsic return there from a second v_d head (the default since the
-    # connect-four comparison there); "drop" values them λ v, as runs did before. Only a
-    # team with λ < 1 has the second head: at λ = 1 both readings are plain AlphaZero.
-    opponent_leaves: str = "predict"
+    # Leaves where the root player's opponent is to move (docs/method.md): "drop" values them
+    # λ v; "predict" adds the root player's intrinsic return there from a second v_d head
+    # (only a team with λ < 1 has it). The comparison there keeps "drop" the default.
+    opponent_leaves: str = "drop"
 
     def __post_init__(self):
         if not self.l0 > 0:

@@ -59,7 +59,7 @@ host; scale ``selfplay.num_games`` with the number of devices.
 import dataclasses
 from typing import Callable, Dict
 
-from azdb_jax.config import DiversityConfig, EnvConfig, RunConfig, StartPositionsConfig, TeamConfig, TrainConfig
+from azdb_jax.config import EnvConfig, RunConfig, StartPositionsConfig, TeamConfig, TrainConfig
 from azdb_jax.learner import LearnerConfig
 from azdb_jax.networks import NetworkConfig
 from azdb_jax.replay import ReplayConfig
@@ -77,10 +77,6 @@ def demo() -> TrainConfig:
         # they still beat the fixed references (λ = 0.9 barely separates them in this
         # budget, λ = 0.5 loses to minimax2; docs/results.md, "The demo").
         team=TeamConfig(num_players=3, lam=0.7, matchmaker="psro_nash"),
-        # The "drop" reading of opponent-to-move leaves: at λ = 0.7 the default "predict"
-        # made players 1-2 lose to minimax2 (0.30 / 0.39 against 0.55 / 0.55; one seed each,
-        # docs/results.md, "The demo"), and the demo must show a team that still wins.
-        diversity=DiversityConfig(opponent_leaves="drop"),
         network=NetworkConfig(channels=32, num_blocks=2, value_hidden=32),
         search=SearchConfig(num_simulations=24, unvisited_q=0.0),  # few simulations: try every move once
         selfplay=SelfPlayConfig(num_games=64, num_plies=21, sample_plies=8),

@@ -50,9 +50,9 @@ def test_checkpoint_without_the_previous_psi_restores_with_the_current_psi(tmp_p
 def test_runs_saved_before_opponent_leaves_load_with_the_drop_rule(tmp_path):
     from azdb_jax import config as config_lib, presets  # pylint: disable=g-import-not-at-top
 
-    config = presets.get_preset("gardner_cpu")
-    assert config.diversity.opponent_leaves == "predict" and config.team.lam < 1
-    assert runner.predicts_opponent_leaves(config)
+    config = config_lib.apply_overrides(presets.get_preset("gardner_cpu"), ["diversity.opponent_leaves=predict"])
+    assert config.team.lam < 1 and runner.predicts_opponent_leaves(config)
+    assert not runner.predicts_opponent_leaves(presets.get_preset("gardner_cpu"))  # the default reading: drop
     # A plain-AlphaZero team has no intrinsic terms: no second head, whatever the reading.
     assert not runner.predicts_opponent_leaves(config_lib.apply_overrides(config, ["team.lam=1.0"]))
     data = config_lib.to_dict(config)
