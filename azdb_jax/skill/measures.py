@@ -107,8 +107,7 @@ def move_losses(match: FrameworkMatch, env: pgx.core.Env, value: ValueModel, val
     probability before the move, 0-100) and ``loss`` (0-100).
     """
     games = match.games
-    num_games, max_plies = games.actions.shape
-    half = num_games // 2
+    max_plies = games.actions.shape[1]
     start = match.start.game if match.framework == "stt" else match.start
     start = jax.tree.map(lambda x: np.concatenate([x, x], axis=0), start)
     values, mover, done, ended, rewards, played = (np.asarray(x) for x in _replay_program(env, value, max_plies)(
@@ -133,7 +132,6 @@ def move_losses(match: FrameworkMatch, env: pgx.core.Env, value: ValueModel, val
     else:
         agent = np.where(focal_moved, 4, 5)
     ply, game = np.nonzero(valid)
-    del half
     return {"game": game, "ply": ply, "agent": agent[ply, game], "focal": focal_moved[ply, game],
             "win_before": 100.0 * w_before[ply, game], "loss": loss[ply, game]}
 
