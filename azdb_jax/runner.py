@@ -5,6 +5,7 @@ tests call ``train``; everything numerical lives in the pure modules (``azdb_jax
 and friends); this module only composes them and owns the files of a run.
 """
 
+import dataclasses
 import functools
 import json
 import os
@@ -335,6 +336,30 @@ def _from_run_state(run_state: checkpoint.RunState, abstract_for_replay: Optiona
     has_previous = bool(extra["has_previous"])
     previous = extra["previous_params"] if has_previous else None
     return state, previous, extra["previous_psi"] if has_previous else None
+
+
+def write_run(workdir, config: config_lib.TrainConfig, state: trainer.TrainerState, *,
+              params: Any = None) -> pathlib.Path:
+    """Saves ``state`` (with its network replaced by ``params`` when given) as a new run in
+    ``workdir``: ``config.json`` and one checkpoint at the state's iteration, without the
+    replay buffer. For networks derived from a run (``azdb_jax.skill.attuned`` fine-tunes
+    one): ``load_run`` and ``evaluation.loading.load_team`` read it like any run.
+
+    Raises:
+      ValueError: ``workdir`` already holds a run.
+    """
+    workdir = pathlib.Path(workdir)
+    if (workdir / "config.json").exists() or (workdir / "checkpoints").exists():
+        raise ValueError(f"{workdir} already holds a run; choose a new directory")
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = dataclasses.replace(config, run=dataclasses.replace(config.run, checkpoint_replay=False))
+    if params is not None:
+        state = state._replace(train_state=state.train_state._replace(params=params))
+    with checkpoint.RunCheckpointer(str(workdir / "checkpoints"),
+                                    checkpoint.CheckpointConfig(save_replay=False)) as manager:
+        manager.save(int(state.iteration), _to_run_state(state, None, False), config=config)
+    reports.write_atomic(workdir / "config.json", config_lib.to_json(config))
+    return workdir
 
 
 def _restore(manager: checkpoint.RunCheckpointer, step: Optional[int], target: checkpoint.RunState,

@@ -26,6 +26,14 @@ jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 _REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
+def pytest_collection_modifyitems(items):
+    """Tests of the trained ``ci`` results folder (a training run per arm, then notebooks)
+    are end-to-end: marked ``slow`` like the modules that mark themselves."""
+    for item in items:
+        if "ci_results" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 def _data_dir():
     env = os.environ.get("AZDB_DATA_DIR")
     if env:

@@ -5,11 +5,15 @@ import pathlib
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 
 def _reads_results(path: pathlib.Path) -> bool:
-    """Figure notebooks draw from a reproduction's results folder (AZDB_RESULTS); the
-    tests/test_repro_*.py files execute them on the ci folder and check their numbers."""
-    return "AZDB_RESULTS" in path.read_text()
+    """Figure notebooks draw from a results folder (AZDB_RESULTS: a reproduction's;
+    AZDB_SKILL_ROOT: the skill-compatibility tables'); tests/test_repro_*.py and
+    tests/test_skill_notebook.py execute them at the ci scale and check their numbers."""
+    text = path.read_text()
+    return "AZDB_RESULTS" in text or "AZDB_SKILL_ROOT" in text
 
 
 COLABS = [p for p in sorted((pathlib.Path(__file__).resolve().parents[1] / "colabs").glob("*.ipynb"))

@@ -16,11 +16,15 @@ import json
 import pathlib
 import sys
 
+import pytest
+
 _REPO = str(pathlib.Path(__file__).resolve().parents[1])
 if _REPO not in sys.path:  # ``experiments`` lives at the repository root, outside the package
     sys.path.insert(0, _REPO)
 
 from experiments import learning_check  # noqa: E402  pylint: disable=g-import-not-at-top
+
+pytestmark = pytest.mark.slow
 
 
 def _run(game):

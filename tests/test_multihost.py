@@ -26,6 +26,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 TRAIN = str(REPO / "experiments" / "train.py")
 TIMEOUT = 600

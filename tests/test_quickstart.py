@@ -23,6 +23,9 @@ import sys
 import sysconfig
 
 import chess
+import pytest
+
+pytestmark = pytest.mark.slow
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

@@ -99,7 +99,7 @@ def _group_check(rows, group, members, prefix=""):
 # ------------------------------------------------------------------ notebooks on the ci folder
 
 
-def test_solve_rates_notebook_rates_and_solved_agree_with_boards_and_engine(ci_results, fsf_path):
+def test_solve_rates_notebook_rates_and_solved_agree_with_boards_and_engine(fsf_path, ci_results):
     run_notebook(COLABS / "solve_rates.ipynb", ci_results)
     report = reproduction.Results(ci_results).read_report("solve_rates")
     summary, rows = report["summary"], report["rows"]
@@ -173,7 +173,7 @@ def test_solve_rates_notebook_rates_and_solved_agree_with_boards_and_engine(ci_r
     assert all(g >= 0 for g in max_gain)
 
 
-def test_scaling_notebook_tables_from_rows_and_players_match_solve_rates(ci_results):
+def test_scaling_notebook_tables_from_rows_and_players_match_solve_rates(fsf_path, ci_results):
     run_notebook(COLABS / "scaling.ipynb", ci_results)
     results = reproduction.Results(ci_results)
     report = results.read_report("scaling")
@@ -342,7 +342,7 @@ def test_trials_solver_answers_do_not_depend_on_batch_or_order(ci_results):
     assert solver.groups["copies_3_max"] == ("copy_0", "copy_1", "copy_2")
 
 
-def test_seeds_solver_is_each_runs_team_solver_and_duplicates_change_no_choice(ci_results):
+def test_seeds_solver_is_each_runs_team_solver_and_duplicates_change_no_choice(fsf_path, ci_results):
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
     from azdb_jax.reproduction import _puzzle_common as common  # pylint: disable=g-import-not-at-top
 
@@ -368,7 +368,7 @@ def test_seeds_solver_is_each_runs_team_solver_and_duplicates_change_no_choice(c
     assert one.columns == ("seed_0_player_0", "seed_1_player_0", "team_value")
 
 
-def test_two_identical_seeds_agree_with_one(ci_results, tmp_path):
+def test_two_identical_seeds_agree_with_one(fsf_path, ci_results, tmp_path):
     """A ci folder whose seed 1 is a copy of seed 0: the multi-seed paths (means and SE over
     seeds, the seeds as one team, max over seeds) must reproduce the one-seed numbers."""
     import dataclasses  # pylint: disable=g-import-not-at-top

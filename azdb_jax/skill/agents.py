@@ -23,6 +23,7 @@ to its ``top_k`` most likely moves (renormalised; ``top_k = 1`` models an agent 
 most likely move, a large ``top_k`` keeps every legal move).
 """
 
+import dataclasses
 from typing import Any, Callable, NamedTuple, Optional
 
 import jax
@@ -74,10 +75,13 @@ def network_value(apply_fn: search_lib.ApplyFn, *, player: int = 0) -> ValueMode
 
 
 def search_move_model(env: pgx.core.Env, apply_fn: search_lib.ApplyFn, config: search_lib.SearchConfig, *,
-                      player: int = 0) -> MoveModel:
-    """A search's root visit distribution (no noise; ``config`` should be PUCT, whose
-    noiseless search is deterministic): a junior that thinks a little. ``params`` are the
+                      player: int = 0, temperature: float = 1.0) -> MoveModel:
+    """A search's root visit distribution, ``N(a)^(1/τ)`` normalised (no noise; ``config``
+    should be PUCT, whose noiseless search is deterministic): a junior that thinks a
+    little. Moves the search never visited get probability 0. ``params`` are the
     network's."""
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature!r}")
 
     def model(params, state):
         batch = state.current_player.shape[0]
@@ -85,10 +89,29 @@ def search_move_model(env: pgx.core.Env, apply_fn: search_lib.ApplyFn, config: s
         out = search_lib.run_search(env, apply_fn, params, key, state, jnp.full((batch,), player, jnp.int32),
                                     jnp.ones((batch,), jnp.float32), config=config, add_noise=False)
         visits = jnp.where(state.legal_action_mask, out.visits, 0.0)
-        return jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1e-30)) - jnp.log(visits.sum(-1, keepdims=True)),
-                         -jnp.inf)
+        logits = jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1e-30)) / temperature, -jnp.inf)
+        searched = jnp.any(visits > 0, axis=-1, keepdims=True)  # a finished game's row stays all -inf
+        return jnp.where(searched, jax.nn.log_softmax(jnp.where(searched, logits, 0.0), axis=-1), -jnp.inf)
 
     return model
+
+
+JUNIOR_KINDS = ("policy", "search")
+
+
+def junior_move_model(env: pgx.core.Env, apply_fn: search_lib.ApplyFn, search_config: search_lib.SearchConfig,
+                      kind: str, *, temperature: float = 1.0, simulations: int = 8, player: int = 0) -> MoveModel:
+    """The junior of a kind: ``"policy"`` — the network's policy at ``temperature``;
+    ``"search"`` — a noiseless PUCT search of ``simulations`` (the run's other search
+    settings) sampled by its visit counts at ``temperature``."""
+    if kind == "policy":
+        return network_move_model(apply_fn, player=player, temperature=temperature)
+    if kind == "search":
+        if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 1:
+            raise ValueError(f"a search junior needs simulations >= 1, got {simulations!r}")
+        config = dataclasses.replace(search_config, algorithm="puct", num_simulations=simulations)
+        return search_move_model(env, apply_fn, config, player=player, temperature=temperature)
+    raise ValueError(f"unknown junior kind {kind!r}; valid: {', '.join(JUNIOR_KINDS)}")
 
 
 def sampling_policy(model: MoveModel) -> Policy:
@@ -222,7 +245,8 @@ def stt_move_values(env: pgx.core.Env, models: STTModels, params: STTModels, sta
         return jax.tree.map(lambda x: x.reshape((rows, cols) + x.shape[1:]), tree)
 
     def mine(s, player):  # reward of ``player`` [n] at states s [n, ...] (the result where s just ended)
-        index = jnp.broadcast_to(player.reshape(player.shape + (1,) * (s.rewards.ndim - 1)), s.rewards.shape[:-1] + (1,))
+        index = jnp.broadcast_to(player.reshape(player.shape + (1,) * (s.rewards.ndim - 1)),
+                                 s.rewards.shape[:-1] + (1,))
         return jnp.take_along_axis(s.rewards, index, axis=-1)[..., 0]
 
     # Ply 0: the candidate moves.
@@ -316,6 +340,7 @@ def hb_expector(env: pgx.core.Env, models: HBModels, *, num_moves: Optional[int]
     return brain
 
 
-__all__ = ["Brain", "HBModels", "MoveModel", "STTModels", "ValueModel", "brain_from_policy", "hand_and_brain",
-           "hb_expector", "hb_piece_values", "network_move_model", "network_value", "sampling_policy",
-           "search_move_model", "stt_expector", "stt_move_values", "tag_team", "tree_senior"]
+__all__ = ["Brain", "HBModels", "JUNIOR_KINDS", "MoveModel", "STTModels", "ValueModel", "brain_from_policy",
+           "hand_and_brain", "hb_expector", "hb_piece_values", "junior_move_model", "network_move_model",
+           "network_value", "sampling_policy", "search_move_model", "stt_expector", "stt_move_values", "tag_team",
+           "tree_senior"]
