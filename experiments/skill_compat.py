@@ -71,6 +71,9 @@ _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Uniformly random plie
 _MAX_PLIES = flags.DEFINE_integer("max_plies", 100, "Games stop here and are adjudicated by material.", lower_bound=1)
 _REFERENCES = flags.DEFINE_list("references", ["random", "minimax2"], "Fixed opponents that measure the junior's "
                                  "strength (azdb_jax.opponents.opponents_for; minimax2 costs ~30x random on Gardner).")
+_ENGINES = flags.DEFINE_list("engine_limits", [], "Fairy-Stockfish levels the junior and the strong player play "
+                             "(Gardner chess) for their Elo against the engine, e.g. depth=1,depth=1:skill=-20 "
+                             "(keys depth, nodes, skill joined by ':').")
 _JUNIOR_STRENGTH = flags.DEFINE_bool("junior_strength", True, "Measure the junior against --references and the strong "
                                      "player first (--nojunior_strength: only the framework rows, e.g. when "
                                      "another invocation with the same junior measures it).")
@@ -93,7 +96,7 @@ def main(argv: List[str]) -> None:
         attuned_stt=_ATTUNED_STT.value, attuned_hb=_ATTUNED_HB.value, simulations=_SIMULATIONS.value,
         junior_top_k=_TOP_K.value, focals=tuple(focals), frameworks=tuple(_FRAMEWORKS.value), games=_GAMES.value,
         opening_plies=_OPENING_PLIES.value, max_plies=_MAX_PLIES.value, references=tuple(_REFERENCES.value),
-        junior_strength=_JUNIOR_STRENGTH.value, seed=_SEED.value)
+        engine_limits=tuple(_ENGINES.value), junior_strength=_JUNIOR_STRENGTH.value, seed=_SEED.value)
     out = pathlib.Path(_OUT.value)
     experiment.play_tables(settings, out)
     print(f"wrote {out / 'skill_compat.json'}, {out / 'matches'}.*, {out / 'losses'}.*")

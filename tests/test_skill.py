@@ -1,6 +1,9 @@
 """Skill-compatible team play: the two frameworks, the team compositions, the expectors
-(against brute-force enumeration) and the loss statistics (against a hand replay)."""
+(against brute-force enumeration), the loss statistics (against a hand replay), the
+attuned senior's framework self-play (against a replay of its games) and fine-tuning, the
+scripts' input errors and the engine levels (real Fairy-Stockfish games)."""
 
+import dataclasses
 import itertools
 
 import chess
@@ -529,3 +532,42 @@ def test_attuning_script_refuses_bad_flags_in_one_line(tmp_path):
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and word in lines[0], result.stderr[-2000:]
     assert not (tmp_path / "out").exists()
+
+
+def test_engine_levels_give_the_junior_and_the_strong_player_an_elo(tmp_path, fsf_path):
+    import math  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
+    from azdb_jax import presets, runner, trainer  # pylint: disable=g-import-not-at-top
+    from azdb_jax.skill import experiment  # pylint: disable=g-import-not-at-top
+
+    del fsf_path  # found on the PATH by FairyStockfishPlayer; the fixture skips (or fails in CI) without it
+    config = config_lib.apply_overrides(presets.get_preset("gardner_cpu"), [
+        "team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay", "network.channels=8",
+        "network.num_blocks=1", "network.value_hidden=8", "search.num_simulations=4",
+        "search.max_num_considered_actions=4", "run.eval_simulations=4"])
+    components = runner.build_components(config)
+    runner.write_run(tmp_path / "run", config, trainer.init_trainer(components, jax.random.PRNGKey(0)))
+    settings = experiment.TableSettings(strong=str(tmp_path / "run"), junior=experiment.Junior(str(tmp_path / "run")),
+                                        frameworks=(), references=(), engine_limits=("depth=1",), games=4,
+                                        max_plies=8)
+    report = experiment.play_tables(settings, tmp_path / "out")
+    assert report["complete"] and not report["matches"]
+    assert set(report["engines"]) == {"junior_vs_depth=1", "strong_vs_depth=1"}
+    assert set(report["juniors"]) == {"vs_strong"}
+    for item in report["engines"].values():
+        assert item["games"] == item["wins"] + item["draws"] + item["losses"] == 4
+        assert "Fairy-Stockfish" in item["engine"] and "depth=1" in item["engine"]
+        p = (item["wins"] + item["draws"] / 2) / 4
+        assert item["score"] == pytest.approx(p)
+        if 0 < p < 1:
+            assert item["elo"] == pytest.approx(-400 * math.log10(1 / p - 1))
+        else:
+            assert math.isinf(item["elo"]) and math.isfinite(item["elo_clipped"])
+    assert experiment.read_tables(tmp_path / "out")["engines"] == report["engines"]
+    assert experiment.parse_engine_limit("depth=1:skill=-20") == {"depth": 1, "skill_level": -20}
+    for bad in ("depth", "nodes=many", "skill=3", "time=1"):
+        with pytest.raises(ValueError, match="engine_limits"):
+            experiment.parse_engine_limit(bad)
+    with pytest.raises(ValueError, match="engine_limits"):
+        dataclasses.replace(settings, engine_limits=("depth=x",))

@@ -89,6 +89,9 @@ def print_summary(workdir: pathlib.Path, num_positions: int) -> None:
     """The end-of-run table and the picture's path (``azdb_jax.evaluation.run_summary``)."""
     from azdb_jax.evaluation import run_summary  # pylint: disable=g-import-not-at-top
 
+    # Without an evaluation of the last checkpoint in the metrics (run.eval_every = 0), the
+    # summary plays 64 games per reference first: minutes on Gardner chess. Say so.
+    print(f"summary: the team's scores and moves in {num_positions} positions (--nosummary skips it)", flush=True)
     summary = run_summary.summarize_run(workdir, num_positions=num_positions)
     paths = run_summary.write_summary(summary)
     print()

@@ -57,7 +57,12 @@ def score_table(report: Dict[str, Any]) -> Tuple[str, Dict[str, Any]]:
     if junior:
         lines += ["", "| junior (regular play) vs | score ± SE (W/D/L) |", "|---|---|"]
         lines += [f"| {name} | {_cell(item)} |" for name, item in junior.items()]
-    return "\n".join(lines), {"scores": scores, "junior": junior}
+    engines = report.get("engines", {})
+    if engines:
+        lines += ["", "| regular play | score ± SE (W/D/L) | Elo vs the engine ± SE |", "|---|---|---|"]
+        lines += [f"| {name.split('_vs_')[0]} vs {item['engine']} | {_cell(item)} | {item['elo']:+.0f} ± "
+                  f"{item['elo_stderr']:.0f} |" for name, item in engines.items()]
+    return "\n".join(lines), {"scores": scores, "junior": junior, "engines": engines}
 
 
 def delta_table(report: Dict[str, Any]) -> Tuple[str, Dict[str, Any]]:

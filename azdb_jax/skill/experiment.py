@@ -111,6 +111,23 @@ def attune(strong: str, junior: Junior, workdir, config: attuned.AttunedConfig, 
     return runner.write_run(workdir, run_config, state, params=jax.device_get(params))
 
 
+ENGINE_LIMIT_KEYS = {"depth": "depth", "nodes": "nodes", "skill": "skill_level"}
+
+
+def parse_engine_limit(text: str) -> Dict[str, int]:
+    """``"depth=1"``, ``"nodes=200"``, ``"depth=1:skill=-10"`` as ``FairyStockfishPlayer``
+    arguments (``depth``, ``nodes``, ``skill_level``); at least one of depth and nodes."""
+    limit: Dict[str, int] = {}
+    for part in str(text).split(":"):
+        name, _, value = part.partition("=")
+        if name not in ENGINE_LIMIT_KEYS or not value.lstrip("-").isdigit():
+            raise ValueError(f"engine_limits: {text!r} is not depth=N, nodes=N and/or skill=K joined by ':'")
+        limit[ENGINE_LIMIT_KEYS[name]] = int(value)
+    if "depth" not in limit and "nodes" not in limit:
+        raise ValueError(f"engine_limits: {text!r} names neither depth nor nodes")
+    return limit
+
+
 @dataclasses.dataclass(frozen=True)
 class TableSettings:
     """What ``play_tables`` plays. ``strong``: the strong player's run (``DIR[@STEP]``, its
@@ -118,7 +135,10 @@ class TableSettings:
     ``attuned_hb``: runs written by ``attune``; ``games`` per match (even: both colours of
     ``games / 2`` starts of ``opening_plies`` random plies), capped at ``max_plies`` and
     adjudicated by material; ``references``: fixed opponents measuring the junior
-    (``opponents.opponents_for``); ``junior_strength=False`` skips the junior's rows;
+    (``opponents.opponents_for``); ``engine_limits``: Fairy-Stockfish levels (Gardner
+    chess; ``"depth=1"``, ``"nodes=100:skill=-10"``, see ``parse_engine_limit``) that the
+    junior and the strong player play from the same starts, for their Elo against the
+    engine; ``junior_strength=False`` skips the junior's rows (and the engine's);
     ``junior_top_k``: the expector's model of a junior (its top-k moves)."""
 
     strong: str
@@ -127,12 +147,13 @@ class TableSettings:
     attuned_hb: Optional[str] = None
     simulations: Optional[int] = None
     junior_top_k: int = 4
-    focals: Sequence[str] = FOCALS
+    focals: Sequence[str] = ("tree", "expector", "junior")  # add "attuned" with attuned_stt / attuned_hb
     frameworks: Sequence[str] = FRAMEWORKS
     games: int = 64
     opening_plies: int = 2
     max_plies: int = 100
     references: Sequence[str] = ("random", "minimax2")
+    engine_limits: Sequence[str] = ()
     junior_strength: bool = True
     seed: int = 0
 
@@ -148,6 +169,8 @@ class TableSettings:
                              "experiments/train_attuned.py)")
         if self.games < 2 or self.games % 2:
             raise ValueError(f"games must be even and >= 2 (both colours per start), got {self.games}")
+        for text in self.engine_limits:
+            parse_engine_limit(text)
         if self.max_plies < 1 or self.opening_plies < 0 or self.junior_top_k < 1:
             raise ValueError(f"max_plies >= 1, opening_plies >= 0 and junior_top_k >= 1 are needed, got "
                              f"{self.max_plies}, {self.opening_plies}, {self.junior_top_k}")
@@ -185,6 +208,36 @@ def _attuned_senior(run: str, env, strong, framework: str):
     if team.env.id != env.id:
         raise ValueError(f"attuned_{framework}: {directory} plays '{team.env.id}', the strong run plays '{env.id}'")
     return opponents.search_policy(env, team.apply_fn, strong.search_config, player=0), team.params
+
+
+def _engine_match(env, policy, params, limit: str, starts, max_plies: int, rng_key, name: str) -> Dict[str, Any]:
+    """``policy`` against Fairy-Stockfish at ``limit`` from each start with both colours;
+    games still running at ``max_plies`` count as draws. Score ± SE, W/D/L and the Elo
+    difference to the engine (± SE; ±inf at a perfect score or a whitewash)."""
+    import numpy as np  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax import ratings  # pylint: disable=g-import-not-at-top
+    from azdb_jax.envs import gardner_interop  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
+
+    if env.id != "gardner_chess":
+        raise ValueError(f"engine_limits: Fairy-Stockfish levels are for gardner_chess, not {env.id}")
+    count = int(starts.current_player.shape[0])
+    fens = [gardner_interop.state_to_fen(jax.tree.map(lambda x, i=i: x[i], starts)) for i in range(count)]
+    engine = fairy_stockfish.FairyStockfishPlayer(**parse_engine_limit(limit))
+    try:
+        result = matches.play_engine_match(policy, params, engine, fens, env=env, max_plies=max_plies,
+                                           rng_key=rng_key, agent_name=name)
+    finally:
+        engine.close()
+    finished = np.asarray(result.finished)
+    tally = matches.tally(np.asarray(result.result), np.ones_like(finished))
+    wins, draws, losses = int(tally["wins"]), int(tally["draws"]), int(tally["losses"])
+    return dict(engine=engine.name, limit=limit, games=wins + draws + losses, wins=wins, draws=draws, losses=losses,
+                unfinished=int((~finished).sum()), score=float(tally["score"]),
+                score_se=float(ratings.score_stderr(wins, draws, losses)), elo=float(tally["elo"]),
+                elo_stderr=float(tally["elo_stderr"]), elo_clipped=float(tally["elo_clipped"]),
+                elo_clipped_stderr=float(tally["elo_clipped_stderr"]))
 
 
 def _rows(settings: TableSettings, attuned_frameworks: Sequence[str]) -> List[Tuple[str, str, str, str]]:
@@ -266,7 +319,7 @@ def play_tables(settings: TableSettings, out, *, log: Log = _print) -> Dict[str,
         junior_simulations=spec.simulations, attuned_stt=settings.attuned_stt, attuned_hb=settings.attuned_hb,
         simulations=strong.search_config.num_simulations, junior_top_k=settings.junior_top_k, games=settings.games,
         max_plies=settings.max_plies, opening_plies=settings.opening_plies, seed=settings.seed, game=env.id,
-        settings=settings_record(settings), complete=False, juniors={}, matches=[], losses=[])
+        settings=settings_record(settings), complete=False, juniors={}, engines={}, matches=[], losses=[])
 
     if settings.junior_strength:
         references = [(name, (fixed[name], None)) for name in settings.references] + [("strong", seniors["strong"])]
@@ -279,6 +332,14 @@ def play_tables(settings: TableSettings, out, *, log: Log = _print) -> Dict[str,
             log(f"junior vs {name}: {summary['score']:.3f} ± {summary['score_se']:.3f} "
                 f"(+{summary['wins']} ={summary['draws']} -{summary['losses']})")
         write_tables(out, report)
+        for text in settings.engine_limits:
+            for who, (policy, params) in (("junior", (junior, jp)), ("strong", seniors["strong"])):
+                item = _engine_match(env, policy, params, text, starts, settings.max_plies, match_key, who)
+                report["engines"][f"{who}_vs_{text}"] = item
+                log(f"{who} vs {item['engine']}: {item['score']:.3f} ± {item['score_se']:.3f} "
+                    f"(+{item['wins']} ={item['draws']} -{item['losses']}), Elo {item['elo']:+.0f} ± "
+                    f"{item['elo_stderr']:.0f}")
+                write_tables(out, report)
 
     for framework, name, label, source in _rows(settings, tuple(attuned_seniors)):
         start = time.time()
@@ -315,5 +376,5 @@ DELTAS = {"alter_junior-focal_junior": ("alter_junior", "focal_junior"),
           "alter_team-focal_team": ("alter_team", "focal_team")}
 
 
-__all__ = ["DELTAS", "FOCALS", "FRAMEWORKS", "Junior", "TableSettings", "attune", "play_tables", "read_tables",
-           "settings_record", "split_run", "write_tables"]
+__all__ = ["DELTAS", "FOCALS", "FRAMEWORKS", "Junior", "TableSettings", "attune", "parse_engine_limit", "play_tables",
+           "read_tables", "settings_record", "split_run", "write_tables"]

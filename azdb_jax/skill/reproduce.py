@@ -45,6 +45,7 @@ class SkillScale:
     references: Tuple[str, ...]
     focals: Tuple[str, ...]
     description: str
+    engine_limits: Tuple[str, ...] = ()
 
 
 _PLAIN = ("team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay")
@@ -66,9 +67,10 @@ SCALES: Dict[str, SkillScale] = {
         name="cpu",
         overrides=("run.num_iterations=40", "run.eval_every=0", "run.checkpoint_every=5", "run.keep_checkpoints=10"),
         junior_step=10, junior_kind="search", junior_simulations=16, attune={},
-        games=64, max_plies=100, references=("random",), focals=experiment.FOCALS,
+        games=64, max_plies=100, references=("random",), focals=experiment.FOCALS, engine_limits=("depth=1",),
         description="the gardner_cpu network for 40 iterations, the junior its iteration-10 network with a "
-                    "16-simulation search, 64 games per match (hours on 2 CPU cores)"),
+                    "16-simulation search, 64 games per match, the junior's and the strong player's Elo against "
+                    "Fairy-Stockfish at depth 1 (hours on 2 CPU cores)"),
 }
 
 
@@ -119,7 +121,7 @@ def reproduce(scale: str, root, *, frameworks: Sequence[str] = experiment.FRAMEW
     settings = experiment.TableSettings(
         strong=str(strong), junior=junior, attuned_stt=attuned_runs.get("stt"), attuned_hb=attuned_runs.get("hb"),
         focals=focals, frameworks=tuple(frameworks), games=spec.games, max_plies=spec.max_plies,
-        references=spec.references)
+        references=spec.references, engine_limits=spec.engine_limits)
     if (tables / "skill_compat.json").exists():
         report = experiment.read_tables(tables)
         if report.get("complete") and report.get("settings") == experiment.settings_record(settings):
