@@ -440,6 +440,11 @@ def test_stt_framework_selfplay_follows_the_coins_and_replays():
             if valid[t, b]:
                 expected = senior[t, b] if by_senior[t, b] else legal_lowest[t][b]
                 assert action[t, b] == expected, (t, b)
+    control = jax.jit(attuned.framework_selfplay(env, "regular", apply, config, _lowest_index_junior, max_plies=9))
+    plain = jax.device_get(control(weights, None, jax.random.PRNGKey(1), start))
+    plain_valid = np.asarray(plain.valid)
+    assert np.asarray(plain.by_senior)[plain_valid].all()  # no junior: the search plays every move
+    np.testing.assert_array_equal(np.asarray(plain.action)[plain_valid], np.asarray(plain.senior_action)[plain_valid])
     batch = attuned.training_batch(games)
     movers = np.asarray(games.mover)[valid]
     np.testing.assert_array_equal(batch["z"], np.asarray(games.outcome)[np.nonzero(valid)[1], movers])
@@ -512,7 +517,7 @@ def test_attuned_fine_tuning_moves_the_network_and_saves_a_loadable_run(tmp_path
     with pytest.raises(ValueError, match="already holds a run"):
         runner.write_run(tmp_path / "attuned", config, state, params=params)
     with pytest.raises(ValueError, match="framework"):
-        attuned.AttunedConfig(framework="regular")
+        attuned.AttunedConfig(framework="chess960")
 
 
 def test_attuning_script_refuses_bad_flags_in_one_line(tmp_path):
@@ -524,7 +529,7 @@ def test_attuning_script_refuses_bad_flags_in_one_line(tmp_path):
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "config.json").write_text("{}")
     base = [sys.executable, str(script), f"--strong={tmp_path / 'none'}", f"--junior={tmp_path / 'none'}"]
-    for extra, word in (([f"--workdir={tmp_path / 'out'}", "--framework=regular"], "framework"),
+    for extra, word in (([f"--workdir={tmp_path / 'out'}", "--framework=tandem"], "framework"),
                         ([], "--workdir"), ([f"--workdir={tmp_path / 'taken'}"], "already holds a run"),
                         ([f"--workdir={tmp_path / 'out'}"], "config.json")):
         result = subprocess.run(base + extra, capture_output=True, text=True, timeout=600)

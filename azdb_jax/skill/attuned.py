@@ -23,6 +23,10 @@ chance distribution over up to ``A + 1`` outcomes per node and a second network 
 afterstates; the expector (``agents.stt_expector``) already is the exact two-ply
 chance-node computation, so the attuned agent is kept as the learned counterpart.
 
+``framework="regular"`` runs the same fine-tuning in plain self-play (no junior): the
+control that tells what the junior-aware fine-tuning adds beyond the strength any further
+training adds (the strong run need not have converged).
+
 ``framework_selfplay`` plays the games (one jitted batch), ``training_batch`` flattens
 them into a ``learner.Batch`` and ``fine_tune`` runs the loop; ``runner.write_run`` saves
 the result as a run directory that ``evaluation.loading.load_team`` reads.
@@ -44,7 +48,9 @@ from azdb_jax.evaluation import matches
 from azdb_jax.skill import frameworks
 
 Array = jax.Array
-TRAINABLE_FRAMEWORKS = ("stt", "hb")
+# "regular": the same fine-tuning in plain self-play (no junior) — the control that
+# separates compatibility with the junior from the strength the extra training adds.
+TRAINABLE_FRAMEWORKS = ("stt", "hb", "regular")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +92,7 @@ class FrameworkGames(NamedTuple):
     action: Array  # [T, B] the move played (-1 once the game is over)
     senior_action: Array  # [T, B] the senior's (brain's) searched move
     mover: Array  # [T, B] the seat to move
-    by_senior: Array  # [T, B] bool: STT — the senior made the move; HB — always True (the brain named it)
+    by_senior: Array  # [T, B] bool: STT — the senior made the move; HB — True (the brain named it); regular — True
     valid: Array  # [T, B] bool: a position of a running game
     outcome: Array  # [B, 2] each seat's result (+1/0/−1), adjudicated where the game ran to the cap
     finished: Array  # [B] bool: the game ended by the rules (not at the cap)
@@ -119,11 +125,14 @@ def framework_selfplay(env: pgx.core.Env, framework: str, apply_fn: search_lib.A
             out = search_lib.run_search(env, apply_fn, params, search_key, game, jnp.full((batch,), player, jnp.int32),
                                         jnp.ones((batch,), jnp.float32), config=search_config, add_noise=True)
             senior = out.action.astype(jnp.int32)
-            logits = junior_model(junior_params, game)
+            logits = None if framework == "regular" else junior_model(junior_params, game)
             if framework == "stt":
                 by_senior = state.senior_to_move
                 junior = jax.random.categorical(junior_key, logits, axis=-1).astype(jnp.int32)
                 action = jnp.where(by_senior, senior, junior)
+            elif framework == "regular":
+                by_senior = jnp.ones((batch,), bool)
+                action = senior
             else:
                 by_senior = jnp.ones((batch,), bool)
                 piece = jnp.take_along_axis(frameworks.action_piece_types(env, game), senior[:, None], axis=1)[:, 0]
