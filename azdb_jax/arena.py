@@ -61,7 +61,14 @@ class _Slots(NamedTuple):
 
 def per_game_policy(policy: Policy):
     """``(params, keys [G], states [G]) -> actions [G]``: ``policy`` on each game as a batch of
-    one, with the game's own key (so a game's moves do not depend on its batch)."""
+    one, with the game's own key (so a game's moves do not depend on its batch).
+
+    A policy with a batched form ``policy.rows`` (same signature, the same move for each
+    game as its per-game call) is played through it: one batch for all games, for players
+    that share work across games (``skill.agents.stt_expector``)."""
+    rows = getattr(policy, "rows", None)
+    if rows is not None:
+        return rows
 
     def one(params, key, state):
         batch_of_one = jax.tree.map(lambda x: x[None], state)

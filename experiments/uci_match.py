@@ -68,7 +68,7 @@ if __name__ == "__main__":
     flags.DEFINE_string("checkpoint", None, "Chess run directory[@step] for the engine.")
     flags.DEFINE_string("rule", "visit", "Engine Rule option (visit, value, lcb, gap, player, lookup).")
     flags.DEFINE_integer("simulations", 0, "Engine simulations per player (0: the run's eval_simulations).")
-    flags.DEFINE_integer("min_simulations", 0, "Engine fast level (0: simulations / 8).")
+    flags.DEFINE_integer("min_simulations", 0, "Engine fastest level (0: eighths of --simulations down to <= 16).")
     flags.DEFINE_integer("games", 20, "Games (each opening with both colours).", lower_bound=1)
     flags.DEFINE_float("base", 60.0, "Clock: seconds per game and side.")
     flags.DEFINE_float("increment", 1.0, "Clock: seconds added per move.")

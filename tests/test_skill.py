@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import envs, networks
+from azdb_jax import arena, envs, networks
 from azdb_jax.envs import chess_interop, gardner_interop
 from azdb_jax.skill import agents, frameworks, measures
 
@@ -265,6 +265,55 @@ def test_stt_expector_equals_enumeration_of_the_coin_strings(junior_top_k, openi
     choice = int(agents.stt_expector(env, models, junior_top_k=junior_top_k)(params, jax.random.PRNGKey(1),
                                                                             _batch(state))[0])
     assert expected[choice] == pytest.approx(max(expected.values()), abs=1e-5)
+
+
+def test_batched_expector_and_team_play_each_game_as_alone():
+    # The expector's batched form (one look-ahead batch for all games, chunks of pairs,
+    # rows outside ``active`` skipped) gives every game the move its per-game call gives.
+    env = envs.make("tic_tac_toe")
+    apply, weights = _stub_network(env, seed=1)
+    models = agents.STTModels(agents.network_value(apply), agents.network_move_model(apply, player=1),
+                              agents.network_move_model(apply), agents.network_move_model(apply, player=2),
+                              agents.network_move_model(apply))
+    params = agents.STTModels(*([weights] * 5))
+    step = jax.jit(env.step)
+    positions = []
+    for opening in [(), (4,), (4, 0), (4, 0, 2), (4, 0, 2, 1), (0, 3, 1, 4, 2)]:  # the last game is over
+        state = env.init(jax.random.PRNGKey(0))
+        for a in opening:
+            state = step(state, a)
+        positions.append(state)
+    states = jax.tree.map(lambda *x: jnp.stack(x), *positions)
+    alone = [jax.jit(lambda s: agents.stt_move_values(env, models, params, s, junior_top_k=2))(_batch(p))
+             for p in positions]
+    active = jnp.asarray([True, False, True, True, True, True])
+    for chunk in (1, 7, 1000):
+        moves, win = jax.jit(lambda s, a, c=chunk: agents.stt_move_values(
+            env, models, params, s, junior_top_k=2, active=a, pairs_per_chunk=c))(states, active)
+        for g, (alone_moves, alone_win) in enumerate(alone):
+            np.testing.assert_array_equal(np.asarray(moves)[g], np.asarray(alone_moves)[0])
+            if bool(active[g]):
+                np.testing.assert_allclose(np.asarray(win)[g], np.asarray(alone_win)[0], atol=1e-6)
+            else:
+                assert np.all(np.asarray(win)[g] == -np.inf)
+
+    expector = agents.stt_expector(env, models, junior_top_k=2, pairs_per_chunk=3)
+    keys = jax.random.split(jax.random.PRNGKey(5), len(positions))
+    per_game = jax.jit(jax.vmap(lambda k, s: expector(params, k, _batch(s))[0]))(keys, states)
+    batched = jax.jit(expector.rows)(params, keys, states)
+    assert arena.per_game_policy(expector) is expector.rows
+    np.testing.assert_array_equal(np.asarray(batched), np.asarray(per_game))
+
+    # The tag team hands the expector only the games whose coin gives it the move.
+    stt = frameworks.StochasticTagTeam(env)
+    team_states = jax.vmap(stt.wrap)(states, jax.random.split(jax.random.PRNGKey(6), len(positions)))
+    assert 0 < int(team_states.senior_to_move.sum()) < len(positions)
+    junior = agents.sampling_policy(models.own_junior)
+    team = agents.tag_team(expector, junior)
+    team_params = (params, weights)
+    per_game = jax.jit(jax.vmap(lambda k, s: team(team_params, k, _batch(s))[0]))(keys, team_states)
+    batched = jax.jit(arena.per_game_policy(team))(team_params, keys, team_states)
+    np.testing.assert_array_equal(np.asarray(batched), np.asarray(per_game))
 
 
 def test_hb_expector_equals_enumeration_over_the_hands_moves():

@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import pgx.core
 
+from azdb_jax import arena
 from azdb_jax import opponents
 from azdb_jax import search as search_lib
 from azdb_jax import tree_search
@@ -136,7 +137,12 @@ def tree_senior(env: pgx.core.Env, junior_apply: search_lib.ApplyFn, config: sea
 def tag_team(senior: Policy, junior: Policy) -> Policy:
     """The STT team: on a ``frameworks.TagTeamState``, the senior's move when the coin says
     so, else the junior's. ``params = (senior params, junior params)``. Both agents are
-    evaluated every ply (one batched program; the coin selects)."""
+    evaluated every ply (one batched program; the coin selects).
+
+    A senior with a batched form (``senior.rows``, as the expector has) makes the team one
+    too: ``team.rows(params, keys [G], states [G])`` plays every game with its own key as
+    the per-game calls would, and asks the senior only for the games whose coin gives it
+    the move (``active``), which is what lets the expector skip the others."""
 
     def policy(params, rng_key, state):
         senior_key, junior_key = jax.random.split(rng_key)
@@ -144,6 +150,18 @@ def tag_team(senior: Policy, junior: Policy) -> Policy:
         junior_move = junior(params[1], junior_key, state.game)
         return jnp.where(state.senior_to_move, senior_move, junior_move)
 
+    senior_rows = getattr(senior, "rows", None)
+    if senior_rows is not None:
+        junior_rows = arena.per_game_policy(junior)
+
+        def rows(params, keys, state, active=None):
+            senior_keys, junior_keys = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+            asked = state.senior_to_move if active is None else state.senior_to_move & active
+            senior_move = senior_rows(params[0], senior_keys, state.game, active=asked)
+            junior_move = junior_rows(params[1], junior_keys, state.game)
+            return jnp.where(state.senior_to_move, senior_move, junior_move)
+
+        policy.rows = rows
     return policy
 
 
@@ -216,8 +234,45 @@ def _mixture(models: STTModels, params: STTModels, state, junior_top_k: int, sen
     return jnp.concatenate([j_moves, s_moves], -1), 0.5 * jnp.concatenate([j_weight, s_weight], -1)
 
 
+def _two_ply_values(env: pgx.core.Env, models: STTModels, params: STTModels, s1, me, junior_top_k: int,
+                    senior_top_k: int) -> Array:
+    """``E_s[w]`` for the expector's side ``me [n]`` after its candidate move (``s1 [n]``,
+    the opponent to move): the opponent's reply from its coin mixture, then the own
+    side's move from its mixture, the strong value at the end (or the game's result
+    where it ends on the way). ``w`` in ``[-1, 1]``."""
+    n = me.shape[0]
+    step_all = jax.vmap(jax.vmap(env.step))
+
+    def flat(tree, lead: int):
+        return jax.tree.map(lambda x: x.reshape((lead,) + x.shape[2:]), tree)
+
+    def mine(s, player):  # reward of ``player`` [m] at states s [m, ...] (the result where s just ended)
+        index = jnp.broadcast_to(player.reshape(player.shape + (1,) * (s.rewards.ndim - 1)),
+                                 s.rewards.shape[:-1] + (1,))
+        return jnp.take_along_axis(s.rewards, index, axis=-1)[..., 0]
+
+    # Ply 1: the opponent's reply under the coin.
+    reply, reply_p = _mixture(models, params, s1, junior_top_k, senior_top_k, own=False)  # [n, k1]
+    k1 = reply.shape[-1]
+    s2 = step_all(jax.tree.map(lambda x: jnp.repeat(x[:, None], k1, 1), s1), reply)
+    n2 = n * k1
+    s2f = flat(s2, n2)
+    # Ply 2: the expector's side moves under the coin.
+    answer, answer_p = _mixture(models, params, s2f, junior_top_k, senior_top_k, own=True)  # [n2, k2]
+    k2 = answer.shape[-1]
+    s3 = step_all(jax.tree.map(lambda x: jnp.repeat(x[:, None], k2, 1), s2f), answer)
+    s3f = flat(s3, n2 * k2)
+    # The opponent is to move at s3: the expector's side's value is minus its value.
+    v3 = -models.value(params.value, s3f).reshape(n2, k2)
+    me2 = jnp.repeat(me, k1)  # [n2]
+    w3 = jnp.where(s3.terminated, mine(s3, me2), v3)
+    w2 = jnp.where(s2f.terminated, mine(s2f, me2), jnp.sum(answer_p * w3, -1))  # [n2]
+    return jnp.where(s1.terminated, mine(s1, me), jnp.sum(reply_p * w2.reshape(n, k1), -1))
+
+
 def stt_move_values(env: pgx.core.Env, models: STTModels, params: STTModels, state: pgx.core.State, *,
-                    junior_top_k: int = 4, senior_top_k: int = 1, num_moves: Optional[int] = None):
+                    junior_top_k: int = 4, senior_top_k: int = 1, num_moves: Optional[int] = None,
+                    active: Optional[Array] = None, pairs_per_chunk: int = 32):
     """The STT expector's evaluation of a batch of positions ``[B]``.
 
     For each legal move ``m`` of the side to move (its ``num_moves`` slots; default the
@@ -229,65 +284,79 @@ def stt_move_values(env: pgx.core.Env, models: STTModels, params: STTModels, sta
     where a game ends on the way). Averaging over the coins makes each ply's mover a
     half-half mixture of its two agents, which is how it is computed.
 
+    Cost is one two-ply look-ahead per (position, legal move) pair, and only for the
+    pairs that need one: the pairs of the whole batch are sorted, needed first, and
+    evaluated ``pairs_per_chunk`` at a time, skipping (``lax.cond``) chunks with none —
+    empty slots and rows outside ``active`` (``[B]`` bool; e.g. the games where the coin
+    gives the junior the move) cost nothing. Outside ``vmap`` only; under ``vmap`` the
+    skip becomes a select and every chunk is computed.
+
     Returns:
-      ``(moves [B, K], expected w [B, K])``; empty slots have move -1 and w -inf.
+      ``(moves [B, K], expected w [B, K])``; empty slots and rows outside ``active`` have
+      w -inf (and moves -1 for empty slots).
     """
     width = search_lib.num_slots_for(env) if num_moves is None else min(int(num_moves), env.num_actions)
+    if pairs_per_chunk < 1:
+        raise ValueError(f"pairs_per_chunk must be >= 1, got {pairs_per_chunk!r}")
     batch = state.current_player.shape[0]
-    me = state.current_player
     candidates = tree_search.legal_slots(state.legal_action_mask, jnp.zeros(state.legal_action_mask.shape), width)
-    step_all = jax.vmap(jax.vmap(env.step))
+    need = candidates >= 0
+    if active is not None:
+        need = need & active[:, None]
+    pairs = batch * width
+    chunk = min(int(pairs_per_chunk), pairs)
+    num_chunks = -(-pairs // chunk)
+    padding = num_chunks * chunk - pairs
+    order = jnp.argsort(jnp.logical_not(need.reshape(-1)).astype(jnp.int32), stable=True)
+    order = jnp.concatenate([order, jnp.zeros((padding,), order.dtype)])
+    needed = jnp.concatenate([need.reshape(-1)[order[:pairs]], jnp.zeros((padding,), bool)])
+    flat_moves = jnp.maximum(candidates.reshape(-1), 0)
 
-    def flat(tree, lead: int):
-        return jax.tree.map(lambda x: x.reshape((lead,) + x.shape[2:]), tree)
+    def chunk_values(c):
+        index = jax.lax.dynamic_slice_in_dim(order, c * chunk, chunk)
+        rows = index // width
 
-    def unflat(tree, rows: int, cols: int):
-        return jax.tree.map(lambda x: x.reshape((rows, cols) + x.shape[1:]), tree)
+        def look_ahead():
+            s0 = jax.tree.map(lambda x: x[rows], state)
+            s1 = jax.vmap(env.step)(s0, flat_moves[index])
+            return _two_ply_values(env, models, params, s1, state.current_player[rows], junior_top_k, senior_top_k)
 
-    def mine(s, player):  # reward of ``player`` [n] at states s [n, ...] (the result where s just ended)
-        index = jnp.broadcast_to(player.reshape(player.shape + (1,) * (s.rewards.ndim - 1)),
-                                 s.rewards.shape[:-1] + (1,))
-        return jnp.take_along_axis(s.rewards, index, axis=-1)[..., 0]
+        # Needed pairs come first: a chunk whose first pair is not needed has none.
+        return jax.lax.cond(needed[c * chunk], look_ahead, lambda: jnp.zeros((chunk,), jnp.float32))
 
-    # Ply 0: the candidate moves.
-    after_m = step_all(jax.tree.map(lambda x: jnp.repeat(x[:, None], width, 1), state), jnp.maximum(candidates, 0))
-    n1 = batch * width
-    s1 = flat(after_m, n1)
-    # Ply 1: the opponent's reply under the coin.
-    reply, reply_p = _mixture(models, params, s1, junior_top_k, senior_top_k, own=False)  # [n1, k1]
-    k1 = reply.shape[-1]
-    s2 = step_all(jax.tree.map(lambda x: jnp.repeat(x[:, None], k1, 1), s1), reply)
-    n2 = n1 * k1
-    s2f = flat(s2, n2)
-    # Ply 2: the expector's side moves under the coin.
-    answer, answer_p = _mixture(models, params, s2f, junior_top_k, senior_top_k, own=True)  # [n2, k2]
-    k2 = answer.shape[-1]
-    s3 = step_all(jax.tree.map(lambda x: jnp.repeat(x[:, None], k2, 1), s2f), answer)
-    s3f = flat(s3, n2 * k2)
-    # The opponent is to move at s3: the expector's side's value is minus its value.
-    v3 = -models.value(params.value, s3f).reshape(n2, k2)
-    me1 = jnp.repeat(me, width)  # [n1]
-    me2 = jnp.repeat(me1, k1)  # [n2]
-    w3 = jnp.where(s3.terminated, mine(s3, me2), v3)
-    w2 = jnp.where(s2f.terminated, mine(s2f, me2), jnp.sum(answer_p * w3, -1))  # [n2]
-    w2 = w2.reshape(n1, k1)
-    w1 = jnp.where(s1.terminated, mine(s1, me1), jnp.sum(reply_p * w2, -1))  # [n1]
-    win = (1.0 + w1.reshape(batch, width)) / 2.0
-    return candidates, jnp.where(candidates >= 0, win, -jnp.inf)
+    values = jax.lax.map(chunk_values, jnp.arange(num_chunks)).reshape(-1)
+    w1 = jnp.zeros((pairs,), jnp.float32).at[order[:pairs]].set(values[:pairs]).reshape(batch, width)
+    win = (1.0 + w1) / 2.0
+    return candidates, jnp.where(need, win, -jnp.inf)
 
 
 def stt_expector(env: pgx.core.Env, models: STTModels, *, junior_top_k: int = 4, senior_top_k: int = 1,
-                 num_moves: Optional[int] = None) -> Policy:
+                 num_moves: Optional[int] = None, pairs_per_chunk: int = 32) -> Policy:
     """*expector* for STT: ``argmax_m E_s[w | m, s]`` (``stt_move_values``), ties broken
-    at random. ``params`` are an ``STTModels`` of the models' params."""
+    at random. ``params`` are an ``STTModels`` of the models' params.
+
+    ``expector.rows(params, keys [G], states [G], active=None)`` is the same player on a
+    batch of games, each with its own key (the move of game ``g`` is the per-game call's
+    with ``keys[g]``), looking ahead only for the ``active`` games (the others get an
+    arbitrary legal move): ``arena`` plays it so, one batch for all games."""
+    options = dict(junior_top_k=junior_top_k, senior_top_k=senior_top_k, num_moves=num_moves,
+                   pairs_per_chunk=pairs_per_chunk)
+
+    def best_moves(moves, win):
+        return (win >= jnp.max(win, -1, keepdims=True) - 1e-6) & (moves >= 0)
 
     def policy(params, rng_key, state):
-        moves, win = stt_move_values(env, models, params, state, junior_top_k=junior_top_k,
-                                     senior_top_k=senior_top_k, num_moves=num_moves)
-        best = (win >= jnp.max(win, -1, keepdims=True) - 1e-6) & (moves >= 0)
-        slot = opponents.sample_uniform(rng_key, best)
+        moves, win = stt_move_values(env, models, params, state, **options)
+        slot = opponents.sample_uniform(rng_key, best_moves(moves, win))
         return jnp.take_along_axis(moves, slot[:, None], axis=1)[:, 0]
 
+    def rows(params, keys, state, active=None):
+        moves, win = stt_move_values(env, models, params, state, active=active, **options)
+        best = best_moves(moves, win)
+        slot = jax.vmap(lambda k, b: opponents.sample_uniform(k, b[None])[0])(keys, best)
+        return jnp.take_along_axis(moves, slot[:, None], axis=1)[:, 0]
+
+    policy.rows = rows
     return policy
 
 

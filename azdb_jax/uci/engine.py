@@ -90,7 +90,7 @@ def option_specs(defaults: Dict[str, Any]) -> List[OptionSpec]:
         OptionSpec("Simulations", "spin", defaults.get("Simulations", 0), 0, 1_000_000,
                    help="simulations per player of the main search (0: the run's eval_simulations)"),
         OptionSpec("MinSimulations", "spin", defaults.get("MinSimulations", 0), 0, 1_000_000,
-                   help="the fast search for a low clock (0: Simulations / 8)"),
+                   help="the fastest search, for a low clock (0: eighths of Simulations down to <= 16)"),
         OptionSpec("Threads", "spin", min(defaults.get("Threads", cpus), cpus), 1, cpus,
                    help="CPU cores the engine's threads may run on"),
         OptionSpec("Move Overhead", "spin", defaults.get("Move Overhead", 100), 0, 10_000,

@@ -110,7 +110,7 @@ def define_flags() -> None:
     flags.DEFINE_string("lookup", None, "Opening lookup file of --rule=lookup (azdb_jax/uci/lookup.py).")
     flags.DEFINE_enum("move", "visits", MOVE_CHOICES, "The chosen player's most-visited or LCB move.")
     flags.DEFINE_integer("simulations", 0, "Simulations per player (0: the run's eval_simulations).", lower_bound=0)
-    flags.DEFINE_integer("min_simulations", 0, "Fast search for a low clock (0: simulations / 8).", lower_bound=0)
+    flags.DEFINE_integer("min_simulations", 0, "Fastest search, for a low clock (0: eighths of --simulations down to <= 16).", lower_bound=0)
     flags.DEFINE_integer("threads", 0, "CPU cores to use (0: all available).", lower_bound=0)
     flags.DEFINE_integer("move_overhead", 100, "Milliseconds kept back per move.", lower_bound=0)
     flags.DEFINE_string("jit_cache", default_jit_cache(), "Persistent compilation cache ('' to turn off).")

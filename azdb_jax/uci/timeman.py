@@ -25,6 +25,7 @@ from azdb_jax.uci.protocol import Go
 
 DEFAULT_MOVES_TO_GO = 30
 SAFETY = 1.25  # expected time × SAFETY must fit the budget (measurements vary)
+FLOOR = 16  # the smallest compiled level has at most this many simulations (unless MinSimulations says)
 
 
 def move_budget(go: Go, turn: chess.Color, *, overhead_ms: int) -> Optional[float]:
@@ -44,27 +45,37 @@ def move_budget(go: Go, turn: chess.Color, *, overhead_ms: int) -> Optional[floa
 
 @dataclasses.dataclass
 class LevelTimes:
-    """Measured seconds per search of each compiled level (simulations per player).
+    """Expected seconds per search of each compiled level (simulations per player).
 
-    ``record`` keeps the largest of the last few measurements per level (a slow search
-    is the one that matters on the clock).
+    Each level keeps its best (fastest) measured time; what the machine costs *now* is one
+    load factor shared by all levels: the largest ratio ``measured / best`` over the last
+    ``history`` searches of any level (a slow search is the one that matters on the clock).
+    ``expected(level) = best(level) × load``. A level is only re-measured when it is
+    played, so a per-level memory would keep a level that was slow once (a load spike)
+    out of play for the rest of the session; through the shared factor, the searches the
+    engine does play tell it when the spike has passed.
     """
 
     history: int = 5
-    seconds: Dict[int, list] = dataclasses.field(default_factory=dict)
+    best: Dict[int, float] = dataclasses.field(default_factory=dict)
+    ratios: list = dataclasses.field(default_factory=list)
 
     def record(self, simulations: int, seconds: float) -> None:
-        times = self.seconds.setdefault(simulations, [])
-        times.append(float(seconds))
-        del times[:-self.history]
+        seconds = max(float(seconds), 1e-6)
+        self.best[simulations] = min(self.best.get(simulations, seconds), seconds)
+        self.ratios.append(seconds / self.best[simulations])
+        del self.ratios[:-self.history]
+
+    def load(self) -> float:
+        return max(self.ratios, default=1.0)
 
     def expected(self, simulations: int) -> Optional[float]:
-        times = self.seconds.get(simulations)
-        return max(times) if times else None
+        best = self.best.get(simulations)
+        return None if best is None else best * self.load()
 
     @property
     def levels(self) -> list:
-        return sorted(self.seconds)
+        return sorted(self.best)
 
 
 def choose_level(times: LevelTimes, budget: Optional[float], *, cap: Optional[int] = None,
@@ -85,10 +96,22 @@ def choose_level(times: LevelTimes, budget: Optional[float], *, cap: Optional[in
 
 
 def ladder(main: int, minimum: Optional[int] = None) -> Iterable[int]:
-    """The levels compiled before the engine reports ready: the main one and a fast one
-    (``minimum``, default main // 8) for when the clock runs low."""
-    fast = minimum if minimum else max(1, main // 8)
-    return sorted({main, min(fast, main)})
+    """The levels compiled before the engine reports ready: the main one, a fast one for a
+    low clock, and below it levels an eighth as large down to at most ``FLOOR``
+    simulations, so some level fits any normal increment however large the main one is
+    (with only main and main / 8, a 4,096-simulation engine spends ~1.8 s a move at its
+    fast level and loses a long 60 + 1 game on time). ``minimum`` (the MinSimulations
+    option) sets the fast level and is then the floor: nothing smaller is compiled."""
+    if minimum:
+        return sorted({main, min(minimum, main)})
+    levels = {main}
+    level = main
+    while level > FLOOR:
+        level = max(1, level // 8)
+        levels.add(level)
+    if len(levels) == 1:
+        levels.add(max(1, main // 8))
+    return sorted(levels)
 
 
-__all__ = ["move_budget", "LevelTimes", "choose_level", "ladder", "DEFAULT_MOVES_TO_GO", "SAFETY"]
+__all__ = ["move_budget", "LevelTimes", "choose_level", "ladder", "DEFAULT_MOVES_TO_GO", "SAFETY", "FLOOR"]
