@@ -32,6 +32,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import pathlib
 from typing import Any, Dict, NamedTuple, Optional
 
 import jax
@@ -351,6 +352,16 @@ class RunCheckpointer:
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(target), leaves)
 
 
+def latest_step(workdir) -> Optional[int]:
+    """The last saved iteration of the run directory ``workdir`` (its ``checkpoints``
+    folder), or None when it has none."""
+    folder = pathlib.Path(workdir) / "checkpoints"
+    if not folder.is_dir():
+        return None
+    with RunCheckpointer(str(folder), create=False) as manager:
+        return manager.latest_step()
+
+
 def _matches_checksums(value: Any, name: str, meta: Dict[str, Any]) -> bool:
     """Whether ``value`` agrees with the whole-array checksum or, for the shards this
     process holds, with the per-shard checksums saved for ``name``.
@@ -422,4 +433,4 @@ def _check_shapes(path: str, item: str, stored: Any, abstract: Dict[str, jax.Sha
             )
 
 
-__all__ = ["CheckpointConfig", "CheckpointError", "RunCheckpointer", "RunState", "config_to_json"]
+__all__ = ["CheckpointConfig", "CheckpointError", "RunCheckpointer", "RunState", "config_to_json", "latest_step"]

@@ -18,10 +18,21 @@ import pytest
 
 # Many tests build the same small programs (in several xdist workers, in subprocesses and
 # across repeated training runs); a shared persistent compilation cache compiles each once.
-_JIT_CACHE = os.environ.setdefault("JAX_COMPILATION_CACHE_DIR",
-                                   os.path.join(tempfile.gettempdir(), "azdb_jax_test_jit_cache"))
-jax.config.update("jax_compilation_cache_dir", _JIT_CACHE)
-jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+# One folder per user: another user's folder in the shared temporary directory is not
+# writable, and JAX would warn on every compile (breaking the tests that read stderr).
+_JIT_CACHE = os.environ.setdefault(
+    "JAX_COMPILATION_CACHE_DIR",
+    os.path.join(tempfile.gettempdir(), f"azdb_jax_test_jit_cache_{getattr(os, 'getuid', lambda: 'user')()}"))
+try:
+    os.makedirs(_JIT_CACHE, exist_ok=True)
+    _CACHE_WRITABLE = os.access(_JIT_CACHE, os.W_OK)
+except OSError:
+    _CACHE_WRITABLE = False
+if _CACHE_WRITABLE:
+    jax.config.update("jax_compilation_cache_dir", _JIT_CACHE)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+else:
+    del os.environ["JAX_COMPILATION_CACHE_DIR"]  # subprocesses compile without a cache too
 
 _REPO = pathlib.Path(__file__).resolve().parents[1]
 

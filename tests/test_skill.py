@@ -1,10 +1,11 @@
 """Skill-compatible team play: the two frameworks, the team compositions, the expectors
-(against brute-force enumeration), the loss statistics (against a hand replay), the
-attuned senior's framework self-play (against a replay of its games) and fine-tuning, the
-scripts' input errors and the engine levels (real Fairy-Stockfish games)."""
+(against brute-force enumeration, and batched against per-game calls), the loss
+statistics (against a hand replay) and the framework matches. The attuned senior and
+the experiments' scripts are in tests/test_skill_experiment.py."""
 
-import dataclasses
 import itertools
+import pathlib
+import sys
 
 import chess
 import jax
@@ -12,9 +13,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import arena, envs, networks
-from azdb_jax.envs import chess_interop, gardner_interop
-from azdb_jax.skill import agents, frameworks, measures
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import skill_stub  # noqa: E402  pylint: disable=g-import-not-at-top
+from azdb_jax import arena, envs  # noqa: E402
+from azdb_jax.envs import chess_interop, gardner_interop  # noqa: E402
+from azdb_jax.skill import agents, frameworks, measures  # noqa: E402
 
 PIECE_LETTERS = {"p": 1, "n": 2, "b": 3, "r": 4, "q": 5, "k": 6}
 
@@ -181,23 +185,6 @@ def test_brain_from_policy_names_the_moved_piece():
 # ------------------------------------------------------------------ expectors vs brute force
 
 
-def _stub_network(env, seed: int):
-    """A fixed random linear 'network': policy logits and a tanh value of the observation."""
-    obs = env.init(jax.random.PRNGKey(0)).observation
-    size = int(np.prod(obs.shape))
-    rng = np.random.default_rng(seed)
-    weights = {"policy": jnp.asarray(rng.normal(size=(3, size, env.num_actions)), jnp.float32),
-               "value": jnp.asarray(rng.normal(size=(size,)) * 0.5, jnp.float32)}
-
-    def apply(params, observation, player):
-        x = observation.reshape(observation.shape[0], -1).astype(jnp.float32)
-        logits = jnp.einsum("bi,bia->ba", x, params["policy"][player])
-        value = jnp.tanh(x @ params["value"])
-        return networks.NetOutput(policy_logits=logits, value=value, value_d=jnp.zeros_like(value))
-
-    return apply, weights
-
-
 def _single_model(model, params):
     return lambda state: np.asarray(model(params, _batch(state)))[0]
 
@@ -214,7 +201,7 @@ def test_stt_expector_equals_enumeration_of_the_coin_strings(junior_top_k, openi
     # 6; (4, 0, 2): O to move, most replies let X win on the next ply (every move of
     # every junior counted: top 9 of at most 6).
     env = envs.make("tic_tac_toe")
-    apply, weights = _stub_network(env, seed=0)
+    apply, weights = skill_stub.stub_network(env, seed=0)
     models = agents.STTModels(
         value=agents.network_value(apply, player=0),
         own_junior=agents.network_move_model(apply, player=1, temperature=2.0),
@@ -271,7 +258,7 @@ def test_batched_expector_and_team_play_each_game_as_alone():
     # The expector's batched form (one look-ahead batch for all games, chunks of pairs,
     # rows outside ``active`` skipped) gives every game the move its per-game call gives.
     env = envs.make("tic_tac_toe")
-    apply, weights = _stub_network(env, seed=1)
+    apply, weights = skill_stub.stub_network(env, seed=1)
     models = agents.STTModels(agents.network_value(apply), agents.network_move_model(apply, player=1),
                               agents.network_move_model(apply), agents.network_move_model(apply, player=2),
                               agents.network_move_model(apply))
@@ -292,7 +279,9 @@ def test_batched_expector_and_team_play_each_game_as_alone():
             env, models, params, s, junior_top_k=2, active=a, pairs_per_chunk=c))(states, active)
         for g, (alone_moves, alone_win) in enumerate(alone):
             np.testing.assert_array_equal(np.asarray(moves)[g], np.asarray(alone_moves)[0])
-            if bool(active[g]):
+            if g == len(positions) - 1:  # the finished game: nothing to look ahead from
+                assert np.all(np.asarray(win)[g] == -np.inf) and np.all(np.asarray(alone_win)[0] == -np.inf)
+            elif bool(active[g]):
                 np.testing.assert_allclose(np.asarray(win)[g], np.asarray(alone_win)[0], atol=1e-6)
             else:
                 assert np.all(np.asarray(win)[g] == -np.inf)
@@ -318,7 +307,7 @@ def test_batched_expector_and_team_play_each_game_as_alone():
 
 def test_hb_expector_equals_enumeration_over_the_hands_moves():
     env = envs.make("gardner_chess")
-    apply, weights = _stub_network(env, seed=1)
+    apply, weights = skill_stub.stub_network(env, seed=1)
     models = agents.HBModels(value=agents.network_value(apply), hand=agents.network_move_model(apply, player=1))
     params = agents.HBModels(weights, weights)
     step = jax.jit(env.step)
@@ -351,7 +340,7 @@ def test_hb_expector_equals_enumeration_over_the_hands_moves():
 
 def test_move_losses_match_a_hand_replay():
     env = envs.make("tic_tac_toe")
-    apply, weights = _stub_network(env, seed=2)
+    apply, weights = skill_stub.stub_network(env, seed=2)
     value = agents.network_value(apply)
     uniform = agents.sampling_policy(_uniform_model)
     team = agents.tag_team(_first_legal, uniform)
@@ -411,217 +400,3 @@ def test_hb_games_are_legal_chess_and_scored_from_the_focal_side():
     with pytest.raises(ValueError, match="unknown framework"):
         measures.play_match("tag", env, team, (None, None), team, (None, None), jax.random.PRNGKey(0),
                             num_games=2, max_plies=2)
-
-
-def test_experiment_script_refuses_bad_flags_in_one_line(tmp_path):
-    import pathlib  # pylint: disable=g-import-not-at-top
-    import subprocess  # pylint: disable=g-import-not-at-top
-    import sys  # pylint: disable=g-import-not-at-top
-
-    script = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "skill_compat.py"
-    base = [sys.executable, str(script), f"--strong={tmp_path / 'none'}", f"--junior={tmp_path / 'none'}",
-            f"--out={tmp_path / 'out'}"]
-    for extra, word in ((["--focals=tree,leela"], "focals"), (["--frameworks=stt,chess960"], "frameworks"),
-                        (["--games=5"], "games"), ([], "config.json"), (["--focals=tree,attuned"], "attuned_stt"),
-                        (["--junior_kind=maia"], "junior_kind"), (["--junior_simulations=0"], "junior_simulations"),
-                        ([f"--junior={tmp_path / 'none'}@last"], "iteration number")):
-        result = subprocess.run(base + extra, capture_output=True, text=True, timeout=600)
-        assert result.returncode != 0
-        lines = [line for line in result.stderr.splitlines() if line.strip()]
-        assert len(lines) == 1 and word in lines[0], result.stderr[-2000:]
-    assert not (tmp_path / "out").exists()
-
-
-# ------------------------------------------------------------------ the attuned senior
-
-
-def _lowest_index_junior(params, state):
-    """A junior that (all but surely) plays its lowest-numbered allowed move: log-probs fall
-    by 100 per action id, so a hand restricted to a piece type plays that type's lowest."""
-    del params
-    rank = -100.0 * jnp.arange(state.legal_action_mask.shape[-1], dtype=jnp.float32)
-    return jax.nn.log_softmax(jnp.where(state.legal_action_mask, rank, -jnp.inf), axis=-1)
-
-
-def _replay(env, start, actions):
-    """Replays the recorded moves of game 0.. from ``start``: (observations, rewards summed)."""
-    step = jax.jit(env.step)
-    games = []
-    for b in range(actions.shape[1]):
-        state = jax.tree.map(lambda x, b=b: x[b], start)
-        observations, total = [], np.zeros(2)
-        for t in range(actions.shape[0]):
-            if actions[t, b] < 0:
-                break
-            observations.append(np.asarray(state.observation))
-            state = step(state, int(actions[t, b]))
-            total += np.asarray(state.rewards)
-        games.append((observations, total, bool(state.terminated)))
-    return games
-
-
-def test_stt_framework_selfplay_follows_the_coins_and_replays():
-    from azdb_jax import search as search_lib  # pylint: disable=g-import-not-at-top
-    from azdb_jax.skill import attuned  # pylint: disable=g-import-not-at-top
-
-    env = envs.make("tic_tac_toe")
-    apply, weights = _stub_network(env, seed=3)
-    config = search_lib.SearchConfig(algorithm="gumbel", num_simulations=4, max_num_considered_actions=4)
-    play = jax.jit(attuned.framework_selfplay(env, "stt", apply, config, _lowest_index_junior, max_plies=9))
-    start = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 8))
-    games = jax.device_get(play(weights, None, jax.random.PRNGKey(1), start))
-    valid, action, senior = np.asarray(games.valid), np.asarray(games.action), np.asarray(games.senior_action)
-    by_senior = np.asarray(games.by_senior)
-    assert 0.2 < by_senior[valid].mean() < 0.8  # both agents move
-    for (observations, total, ended), b in zip(_replay(env, start, action), range(8)):
-        assert ended and bool(games.finished[b])  # tic-tac-toe ends within 9 plies
-        np.testing.assert_array_equal(games.outcome[b], total)
-        assert len(observations) == valid[:, b].sum() and valid[:len(observations), b].all()
-        for t, obs in enumerate(observations):
-            np.testing.assert_array_equal(np.asarray(games.observation)[t, b], obs)
-    legal_lowest = []
-    state = jax.tree.map(lambda x: x, start)
-    for t in range(9):
-        legal_lowest.append(np.argmax(np.asarray(state.legal_action_mask), axis=-1))
-        state = jax.vmap(env.step)(state, jnp.maximum(jnp.asarray(action[t]), 0))
-    for t in range(9):
-        for b in range(8):
-            if valid[t, b]:
-                expected = senior[t, b] if by_senior[t, b] else legal_lowest[t][b]
-                assert action[t, b] == expected, (t, b)
-    control = jax.jit(attuned.framework_selfplay(env, "regular", apply, config, _lowest_index_junior, max_plies=9))
-    plain = jax.device_get(control(weights, None, jax.random.PRNGKey(1), start))
-    plain_valid = np.asarray(plain.valid)
-    assert np.asarray(plain.by_senior)[plain_valid].all()  # no junior: the search plays every move
-    np.testing.assert_array_equal(np.asarray(plain.action)[plain_valid], np.asarray(plain.senior_action)[plain_valid])
-    batch = attuned.training_batch(games)
-    movers = np.asarray(games.mover)[valid]
-    np.testing.assert_array_equal(batch["z"], np.asarray(games.outcome)[np.nonzero(valid)[1], movers])
-    np.testing.assert_allclose(batch["search_policy"].sum(-1), 1.0, atol=1e-5)
-
-
-def test_hb_framework_selfplay_keeps_the_named_piece_and_scores_capped_games_by_material():
-    from azdb_jax import adjudication, presets, runner, trainer  # pylint: disable=g-import-not-at-top
-    from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
-    from azdb_jax.evaluation import matches  # pylint: disable=g-import-not-at-top
-    from azdb_jax.skill import attuned  # pylint: disable=g-import-not-at-top
-
-    config = config_lib.apply_overrides(presets.get_preset("gardner_cpu"), [
-        "team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay", "network.channels=8",
-        "network.num_blocks=1", "network.value_hidden=8", "search.num_simulations=4",
-        "search.max_num_considered_actions=4"])
-    components = runner.build_components(config)
-    state = trainer.init_trainer(components, jax.random.PRNGKey(0))
-    env = components.env
-    adjudicate = adjudication.adjudicator(env, "material")
-
-    play = jax.jit(attuned.framework_selfplay(env, "hb", components.network.apply, config.search,
-                                              _lowest_index_junior, max_plies=4, adjudicate=adjudicate))
-    start = matches.random_openings(env, 3, 2, jax.random.PRNGKey(2))
-    games = jax.device_get(play(state.train_state.params, None, jax.random.PRNGKey(3), start))
-    assert np.asarray(games.valid).all() and np.asarray(games.by_senior).all()
-    replay_state = start
-    for t in range(4):
-        legal = np.asarray(replay_state.legal_action_mask)
-        types = np.asarray(frameworks.action_piece_types(env, replay_state))
-        for b in range(3):
-            named = types[b, int(games.senior_action[t, b])]
-            mine = [a for a in np.flatnonzero(legal[b]) if types[b, a] == named]
-            assert int(games.action[t, b]) == min(mine), (t, b)  # the hand's lowest move of the named type
-        replay_state = jax.vmap(env.step)(replay_state, jnp.asarray(games.action[t]))
-    # Four plies from two random ones: no game ends, so every result is the material verdict.
-    verdict = np.asarray(adjudicate(replay_state))
-    mover = np.asarray(replay_state.current_player)
-    for b in range(3):
-        np.testing.assert_array_equal(games.outcome[b, mover[b]], verdict[b])
-        np.testing.assert_array_equal(games.outcome[b, 1 - mover[b]], -verdict[b])
-
-
-def test_attuned_fine_tuning_moves_the_network_and_saves_a_loadable_run(tmp_path):
-    from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
-    from azdb_jax import presets, runner, trainer  # pylint: disable=g-import-not-at-top
-    from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
-    from azdb_jax.skill import attuned  # pylint: disable=g-import-not-at-top
-
-    config = config_lib.apply_overrides(presets.get_preset("demo"), [
-        "env.name=tic_tac_toe", "team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay",
-        "network.channels=8", "network.num_blocks=1", "network.value_hidden=8", "search.num_simulations=4",
-        "search.max_num_considered_actions=4"])
-    components = runner.build_components(config)
-    state = trainer.init_trainer(components, jax.random.PRNGKey(0))
-    tune = attuned.AttunedConfig(framework="stt", iterations=2, num_games=2, max_plies=9, opening_plies=0,
-                                 learner_steps=2, batch_size=8, window=1)
-    rounds = list(attuned.fine_tune(components.env, components.network, state.train_state.params, config.search,
-                                    _lowest_index_junior, None, tune))
-    assert [p.iteration for _, p in rounds] == [1, 2]
-    assert all(5 <= p.positions <= 18 and 0.0 <= p.senior_share <= 1.0 for _, p in rounds)
-    params = rounds[-1][0]
-    moved = jax.tree_util.tree_leaves(jax.tree.map(lambda a, b: float(jnp.abs(a - b).max()), params,
-                                                   state.train_state.params))
-    assert max(moved) > 0
-    runner.write_run(tmp_path / "attuned", config, state, params=params)
-    team = loading.load_team(tmp_path / "attuned")
-    assert team.step == int(state.iteration)
-    jax.tree.map(np.testing.assert_array_equal, jax.device_get(team.params), jax.device_get(params))
-    with pytest.raises(ValueError, match="already holds a run"):
-        runner.write_run(tmp_path / "attuned", config, state, params=params)
-    with pytest.raises(ValueError, match="framework"):
-        attuned.AttunedConfig(framework="chess960")
-
-
-def test_attuning_script_refuses_bad_flags_in_one_line(tmp_path):
-    import pathlib  # pylint: disable=g-import-not-at-top
-    import subprocess  # pylint: disable=g-import-not-at-top
-    import sys  # pylint: disable=g-import-not-at-top
-
-    script = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "train_attuned.py"
-    (tmp_path / "taken").mkdir()
-    (tmp_path / "taken" / "config.json").write_text("{}")
-    base = [sys.executable, str(script), f"--strong={tmp_path / 'none'}", f"--junior={tmp_path / 'none'}"]
-    for extra, word in (([f"--workdir={tmp_path / 'out'}", "--framework=tandem"], "framework"),
-                        ([], "--workdir"), ([f"--workdir={tmp_path / 'taken'}"], "already holds a run"),
-                        ([f"--workdir={tmp_path / 'out'}"], "config.json")):
-        result = subprocess.run(base + extra, capture_output=True, text=True, timeout=600)
-        assert result.returncode != 0
-        lines = [line for line in result.stderr.splitlines() if line.strip()]
-        assert len(lines) == 1 and word in lines[0], result.stderr[-2000:]
-    assert not (tmp_path / "out").exists()
-
-
-def test_engine_levels_give_the_junior_and_the_strong_player_an_elo(tmp_path, fsf_path):
-    import math  # pylint: disable=g-import-not-at-top
-
-    from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
-    from azdb_jax import presets, runner, trainer  # pylint: disable=g-import-not-at-top
-    from azdb_jax.skill import experiment  # pylint: disable=g-import-not-at-top
-
-    del fsf_path  # found on the PATH by FairyStockfishPlayer; the fixture skips (or fails in CI) without it
-    config = config_lib.apply_overrides(presets.get_preset("gardner_cpu"), [
-        "team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay", "network.channels=8",
-        "network.num_blocks=1", "network.value_hidden=8", "search.num_simulations=4",
-        "search.max_num_considered_actions=4", "run.eval_simulations=4"])
-    components = runner.build_components(config)
-    runner.write_run(tmp_path / "run", config, trainer.init_trainer(components, jax.random.PRNGKey(0)))
-    settings = experiment.TableSettings(strong=str(tmp_path / "run"), junior=experiment.Junior(str(tmp_path / "run")),
-                                        frameworks=(), references=(), engine_limits=("depth=1",), games=4,
-                                        max_plies=8)
-    report = experiment.play_tables(settings, tmp_path / "out")
-    assert report["complete"] and not report["matches"]
-    assert set(report["engines"]) == {"junior_vs_depth=1", "strong_vs_depth=1"}
-    assert set(report["juniors"]) == {"vs_strong"}
-    for item in report["engines"].values():
-        assert item["games"] == item["wins"] + item["draws"] + item["losses"] == 4
-        assert "Fairy-Stockfish" in item["engine"] and "depth=1" in item["engine"]
-        p = (item["wins"] + item["draws"] / 2) / 4
-        assert item["score"] == pytest.approx(p)
-        if 0 < p < 1:
-            assert item["elo"] == pytest.approx(-400 * math.log10(1 / p - 1))
-        else:
-            assert math.isinf(item["elo"]) and math.isfinite(item["elo_clipped"])
-    assert experiment.read_tables(tmp_path / "out")["engines"] == report["engines"]
-    assert experiment.parse_engine_limit("depth=1:skill=-20") == {"depth": 1, "skill_level": -20}
-    for bad in ("depth", "nodes=many", "skill=3", "time=1"):
-        with pytest.raises(ValueError, match="engine_limits"):
-            experiment.parse_engine_limit(bad)
-    with pytest.raises(ValueError, match="engine_limits"):
-        dataclasses.replace(settings, engine_limits=("depth=x",))

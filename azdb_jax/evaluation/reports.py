@@ -48,6 +48,17 @@ def write_atomic(path, text: str) -> pathlib.Path:
     return path
 
 
+def write_figure(path, fig, numbers: Mapping[str, Any]) -> pathlib.Path:
+    """Writes a figure as PNG at ``path`` (when ``fig`` is not None; then closed) and the
+    numbers it shows beside it as ``<name>.json``. Returns ``path``."""
+    path = pathlib.Path(path)
+    write_atomic(path.with_suffix(".json"), json.dumps(_plain(dict(numbers)), indent=1))
+    if fig is not None:
+        from azdb_jax import plots  # pylint: disable=g-import-not-at-top  (matplotlib only when drawing)
+        plots.save_figure(fig, path)
+    return path
+
+
 def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
     """CSV text of ``rows`` (dicts); the header is the union of keys in first-seen order."""
     fields: Dict[str, None] = {}

@@ -54,11 +54,7 @@ class RunInfo:
 
     @property
     def latest_step(self) -> Optional[int]:
-        folder = self.workdir / "checkpoints"
-        if not folder.is_dir():
-            return None
-        with checkpoint.RunCheckpointer(str(folder), create=False) as manager:
-            return manager.latest_step()
+        return checkpoint.latest_step(self.workdir)
 
     @property
     def done(self) -> bool:
@@ -176,10 +172,4 @@ class Results:
 
     def save_figure(self, fig, name: str, numbers: Mapping[str, Any]) -> pathlib.Path:
         """Saves ``fig`` as ``figures/<name>.png`` and the numbers it shows as ``<name>.json``."""
-        from azdb_jax import plots  # pylint: disable=g-import-not-at-top  (matplotlib only when drawing)
-
-        path = self.figure_path(name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        reports.write_atomic(path.with_suffix(".json"), json.dumps(reports._plain(dict(numbers)), indent=1))  # pylint: disable=protected-access
-        plots.save_figure(fig, path)
-        return path
+        return reports.write_figure(self.figure_path(name), fig, numbers)

@@ -288,19 +288,20 @@ def stt_move_values(env: pgx.core.Env, models: STTModels, params: STTModels, sta
     pairs that need one: the pairs of the whole batch are sorted, needed first, and
     evaluated ``pairs_per_chunk`` at a time, skipping (``lax.cond``) chunks with none —
     empty slots and rows outside ``active`` (``[B]`` bool; e.g. the games where the coin
-    gives the junior the move) cost nothing. Outside ``vmap`` only; under ``vmap`` the
-    skip becomes a select and every chunk is computed.
+    gives the junior the move) and finished games cost nothing. Outside ``vmap`` only;
+    under ``vmap`` the skip becomes a select and every chunk is computed.
 
     Returns:
-      ``(moves [B, K], expected w [B, K])``; empty slots and rows outside ``active`` have
-      w -inf (and moves -1 for empty slots).
+      ``(moves [B, K], expected w [B, K])``; empty slots, finished games and rows outside
+      ``active`` have w -inf (and moves -1 for empty slots).
     """
     width = search_lib.num_slots_for(env) if num_moves is None else min(int(num_moves), env.num_actions)
     if pairs_per_chunk < 1:
         raise ValueError(f"pairs_per_chunk must be >= 1, got {pairs_per_chunk!r}")
     batch = state.current_player.shape[0]
     candidates = tree_search.legal_slots(state.legal_action_mask, jnp.zeros(state.legal_action_mask.shape), width)
-    need = candidates >= 0
+    # A finished game's row has every action "legal" (pgx) and nothing to decide.
+    need = (candidates >= 0) & ~(state.terminated | state.truncated)[:, None]
     if active is not None:
         need = need & active[:, None]
     pairs = batch * width

@@ -17,7 +17,6 @@ measurements in docs/skill_compatible.md (hours on 2 cores).
 """
 
 import dataclasses
-import json
 import pathlib
 from typing import Any, Dict, Mapping, Sequence, Tuple
 
@@ -85,14 +84,6 @@ def strong_config(scale: SkillScale) -> config_lib.TrainConfig:
     return config_lib.apply_overrides(presets.get_preset("gardner_cpu"), (*_PLAIN, *scale.overrides))
 
 
-def _latest_step(workdir: pathlib.Path):
-    folder = workdir / "checkpoints"
-    if not (workdir / "config.json").exists() or not folder.is_dir():
-        return None
-    with checkpoint.RunCheckpointer(str(folder), create=False) as manager:
-        return manager.latest_step()
-
-
 def reproduce(scale: str, root, *, frameworks: Sequence[str] = experiment.FRAMEWORKS, log=print,
               progress: bool = True) -> Dict[str, Any]:
     """Runs every stage of ``scale`` missing from ``root`` and returns the tables' report."""
@@ -100,7 +91,7 @@ def reproduce(scale: str, root, *, frameworks: Sequence[str] = experiment.FRAMEW
     root = pathlib.Path(root)
     config = strong_config(spec)
     strong = root / "strong"
-    step = _latest_step(strong)
+    step = checkpoint.latest_step(strong) if (strong / "config.json").exists() else None
     if step != config.run.num_iterations:
         resume = step is not None
         log(f"training the strong player into {strong} ({config.run.num_iterations} iterations)")
@@ -131,14 +122,7 @@ def reproduce(scale: str, root, *, frameworks: Sequence[str] = experiment.FRAMEW
 
 def save_figure(root, name: str, fig, numbers: Mapping[str, Any]) -> pathlib.Path:
     """Saves ``fig`` as ``root/figures/<name>.png`` beside ``<name>.json``, the numbers it shows."""
-    from azdb_jax import plots  # pylint: disable=g-import-not-at-top  (matplotlib only when drawing)
-
-    path = pathlib.Path(root) / "figures" / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    reports.write_atomic(path.with_suffix(".json"), json.dumps(dict(numbers), indent=1, default=float))
-    if fig is not None:
-        plots.save_figure(fig, path)
-    return path
+    return reports.write_figure(pathlib.Path(root) / "figures" / f"{name}.png", fig, numbers)
 
 
 __all__ = ["SCALES", "SkillScale", "get_scale", "reproduce", "save_figure", "strong_config"]
