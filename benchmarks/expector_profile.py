@@ -31,7 +31,6 @@ the ``gardner_cpu`` shape (cost does not depend on the weights):
 import functools
 import json
 import statistics
-import sys
 import time
 
 from absl import app, flags
@@ -139,8 +138,7 @@ def main(argv):
                   junior_simulations=_JUNIOR_SIMULATIONS.value, positions=dict(ply1=n1, ply2=n2, leaves=n3),
                   device=str(jax.devices()[0].platform),
                   **{name: round(1e3 * seconds, 1) for name, seconds in parts.items()})
-    json.dump(result, sys.stdout, indent=1)
-    print()
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

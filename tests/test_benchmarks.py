@@ -104,3 +104,14 @@ def test_learner_benchmark_compares_with_a_bare_step():
                   "--num_players=2", "--repeats=1")
     assert report["step_ms"] > 0 and report["bare_step_ms"] > 0
     assert report["ratio"] == pytest.approx(report["step_ms"] / report["bare_step_ms"], rel=0.1, abs=0.02)
+
+
+def test_expector_profile_counts_the_pairs_it_looks_ahead_from():
+    report = _run("expector_profile.py", "--game=tic_tac_toe", "--batch=3", "--junior_simulations=2",
+                  "--junior_top_k=2", "--channels=2", "--blocks=0", "--opening_plies=2", "--repeats=1")
+    # Three tic-tac-toe positions two plies in: 7 legal moves each, 9 slots; supports of 2 + 1.
+    assert report["candidate_slots"] == 9 and report["legal_moves"] == 21 and report["mixture_support"] == 3
+    assert report["positions"] == {"ply1": 27, "ply2": 81, "leaves": 243}
+    for part in ("per_game_ms", "batched_ms", "half_active_ms", "policy_junior_ms", "junior_search_ms",
+                 "senior_policy_ms", "value_ms", "env_steps_ms"):
+        assert report[part] > 0
