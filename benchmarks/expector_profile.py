@@ -30,13 +30,12 @@ the ``gardner_cpu`` shape (cost does not depend on the weights):
 
 import functools
 import json
-import statistics
-import time
 
 from absl import app, flags
 import jax
 import jax.numpy as jnp
 
+import profiling  # benchmarks/profiling.py (this folder is on the path when a script runs)
 from azdb_jax import envs, networks, search
 from azdb_jax.skill import agents
 
@@ -51,27 +50,6 @@ _PLIES = flags.DEFINE_integer("opening_plies", 8, "Random plies from the start t
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed repetitions.")
 
 
-def _timed(fn, *args, repeats):
-    jax.block_until_ready(fn(*args))  # compile
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def _positions(env, batch, plies, key):
-    def body(state, k):
-        action = jax.random.categorical(k, jnp.where(state.legal_action_mask, 0.0, -1e9))
-        nxt = jax.vmap(env.step)(state, action)
-        done = nxt.terminated | nxt.truncated
-        keep = lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
-        return jax.tree.map(keep, state, nxt), None
-    state = jax.vmap(env.init)(jax.random.split(key, batch))
-    return jax.jit(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, plies))[0])(state, key)
-
-
 def _repeat(state, times):
     return jax.tree.map(lambda x: jnp.repeat(x, times, axis=0), state)
 
@@ -83,7 +61,7 @@ def main(argv):
     network = networks.make_network(
         networks.NetworkConfig(channels=_CHANNELS.value, num_blocks=_BLOCKS.value, value_hidden=_CHANNELS.value),
         num_actions=env.num_actions, num_players=1)
-    roots = _positions(env, batch, _PLIES.value, jax.random.PRNGKey(0))
+    roots = profiling.random_positions(env, batch, _PLIES.value, jax.random.PRNGKey(0))
     params = network.init(jax.random.PRNGKey(1), roots.observation)
     config = search.SearchConfig(algorithm="puct", num_simulations=_JUNIOR_SIMULATIONS.value)
     search_junior = agents.junior_move_model(env, network.apply, config, "search",
@@ -121,17 +99,17 @@ def main(argv):
         return out
 
     parts = dict(
-        per_game_ms=_timed(decide(search_junior, per_game=True), params, roots, repeats=repeats),
-        batched_ms=_timed(decide(search_junior), params, roots, repeats=repeats),
-        half_active_ms=_timed(decide(search_junior, active=jnp.arange(batch) % 2 == 0), params, roots,
+        per_game_ms=profiling.timed(decide(search_junior, per_game=True), params, roots, repeats=repeats),
+        batched_ms=profiling.timed(decide(search_junior), params, roots, repeats=repeats),
+        half_active_ms=profiling.timed(decide(search_junior, active=jnp.arange(batch) % 2 == 0), params, roots,
                               repeats=repeats),
-        policy_junior_ms=_timed(decide(policy), params, roots, repeats=repeats),
-        junior_search_ms=_timed(jax.jit(functools.partial(model_on_both, search_junior)), params, ply1, ply2,
+        policy_junior_ms=profiling.timed(decide(policy), params, roots, repeats=repeats),
+        junior_search_ms=profiling.timed(jax.jit(functools.partial(model_on_both, search_junior)), params, ply1, ply2,
                                 repeats=repeats),
-        senior_policy_ms=_timed(jax.jit(functools.partial(model_on_both, policy)), params, ply1, ply2,
+        senior_policy_ms=profiling.timed(jax.jit(functools.partial(model_on_both, policy)), params, ply1, ply2,
                                 repeats=repeats),
-        value_ms=_timed(jax.jit(lambda p, s: value(p, s).sum()), params, leaves, repeats=repeats),
-        env_steps_ms=_timed(jax.jit(steps), ply1, ply2, leaves, repeats=repeats),
+        value_ms=profiling.timed(jax.jit(lambda p, s: value(p, s).sum()), params, leaves, repeats=repeats),
+        env_steps_ms=profiling.timed(jax.jit(steps), ply1, ply2, leaves, repeats=repeats),
     )
     legal = int(jnp.minimum(roots.legal_action_mask.sum(-1), width).sum())
     result = dict(game=_GAME.value, batch=batch, candidate_slots=width, legal_moves=legal, mixture_support=k,

@@ -16,15 +16,14 @@ is the size of the search tree's arrays and stored states per node.
 
 import functools
 import json
-import statistics
 import sys
-import time
 
 from absl import app, flags
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+import profiling  # benchmarks/profiling.py (this folder is on the path when a script runs)
 from azdb_jax import envs, features, networks, search, tree_search
 
 _GAME = flags.DEFINE_enum("game", "chess", list(envs.ENV_IDS), "Game.")
@@ -36,28 +35,6 @@ _ALGORITHM = flags.DEFINE_enum("algorithm", "puct", list(search.ALGORITHMS), "Se
 _NUM_SLOTS = flags.DEFINE_integer("num_slots", 0, "Tree slots per node (0: the game's bound).")
 _PLIES = flags.DEFINE_integer("opening_plies", 8, "Random plies played from the start to get root positions.")
 _REPEATS = flags.DEFINE_integer("repeats", 5, "Timed repetitions.")
-
-
-def _timed(fn, *args, repeats):
-    jax.block_until_ready(fn(*args))  # compile
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def _positions(env, batch, plies, key):
-    """Root positions a few random plies into the game (none terminal)."""
-    def body(state, k):
-        action = jax.random.categorical(k, jnp.where(state.legal_action_mask, 0.0, -1e9))
-        nxt = jax.vmap(env.step)(state, action)
-        done = nxt.terminated | nxt.truncated
-        keep = lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
-        return jax.tree.map(keep, state, nxt), None
-    state = jax.vmap(env.init)(jax.random.split(key, batch))
-    return jax.jit(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, plies))[0])(state, key)
 
 
 def tree_bytes_per_node(tree) -> float:
@@ -76,7 +53,7 @@ def main(argv):
     network = networks.make_network(
         networks.NetworkConfig(channels=_CHANNELS.value, num_blocks=_BLOCKS.value, value_hidden=_CHANNELS.value),
         num_actions=env.num_actions, num_players=1)
-    roots = _positions(env, batch, _PLIES.value, jax.random.PRNGKey(0))
+    roots = profiling.random_positions(env, batch, _PLIES.value, jax.random.PRNGKey(0))
     params = network.init(jax.random.PRNGKey(1), roots.observation)
     players, lams = jnp.zeros((batch,), jnp.int32), jnp.ones((batch,))
     repeats = _REPEATS.value
@@ -84,13 +61,14 @@ def main(argv):
     run = jax.jit(lambda p, k, s: search.run_search(env, network.apply, p, k, s, players, lams, config=config,
                                                       add_noise=False))
     out = run(params, jax.random.PRNGKey(2), roots)
-    search_s = _timed(lambda p, k, s: run(p, k, s).action, params, jax.random.PRNGKey(2), roots, repeats=repeats)
+    search_s = profiling.timed(lambda p, k, s: run(p, k, s).action, params, jax.random.PRNGKey(2), roots,
+                               repeats=repeats)
 
     def forwards(p, obs):
         def body(c, _):
             return c + network.apply(p, obs + c, players).value.sum() * 0.0, None
         return jax.lax.scan(body, 0.0, None, length=sims + 1)[0]
-    forwards_s = _timed(jax.jit(forwards), params, roots.observation, repeats=repeats)
+    forwards_s = profiling.timed(jax.jit(forwards), params, roots.observation, repeats=repeats)
 
     def steps(s, key):
         # A game of S + 1 plies from each root (restarting finished games), like a search path.
@@ -101,7 +79,7 @@ def main(argv):
             keep = lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
             return jax.tree.map(keep, s, nxt), None
         return jax.lax.scan(body, s, jax.random.split(key, sims + 1))[0].rewards
-    steps_s = _timed(jax.jit(steps), roots, jax.random.PRNGKey(4), repeats=repeats)
+    steps_s = profiling.timed(jax.jit(steps), roots, jax.random.PRNGKey(4), repeats=repeats)
 
     phi_fn = jax.vmap(features.feature_fn(env))
 
@@ -109,7 +87,7 @@ def main(argv):
         def body(state, _):
             return state.replace(current_player=1 - state.current_player), phi_fn(state).sum()
         return jax.lax.scan(body, s, None, length=sims + 1)[1]
-    features_s = _timed(jax.jit(feats), roots, repeats=repeats)
+    features_s = profiling.timed(jax.jit(feats), roots, repeats=repeats)
 
     num_slots = min(config.num_slots or search.num_slots_for(env), env.num_actions)
     logits = jnp.where(roots.legal_action_mask, 0.0, -1e9)
@@ -130,7 +108,7 @@ def main(argv):
                                  legal_action_mask=roots.legal_action_mask)
     machinery = jax.jit(lambda k: tree_search.search(None, k, root, idle_recurrent, selection, num_simulations=sims,
                                                       num_slots=num_slots).node_visits)
-    machinery_s = _timed(machinery, jax.random.PRNGKey(3), repeats=repeats)
+    machinery_s = profiling.timed(machinery, jax.random.PRNGKey(3), repeats=repeats)
 
     result = dict(
         game=_GAME.value, batch=batch, simulations=sims, channels=_CHANNELS.value, blocks=_BLOCKS.value,
