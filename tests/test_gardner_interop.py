@@ -285,6 +285,49 @@ def test_gardner_board_api():
         mated.push_uci("b5a5")
 
 
+def test_san_by_hand():
+    board = GardnerBoard()
+    assert [board.san(chess.Move.from_uci(u)) for u in ("b1c3", "b1a3", "e2e3")] == ["Nc3", "Na3", "e3"]
+    board.push_uci("b2b3")
+    assert board.san(chess.Move.from_uci("a4b3")) == "axb3" and board.san(chess.Move.from_uci("c4b3")) == "cxb3"
+    rooks = GardnerBoard("R3R/5/n1k2/5/R3K w - - 0 1")  # a5 and e5 reach c5; a5 and a1 reach a3
+    assert rooks.san(chess.Move.from_uci("a5c5")) == "Rac5+" and rooks.san(chess.Move.from_uci("a1a3")) == "R1xa3+"
+    assert rooks.san(chess.Move.from_uci("e5e4")) == "Re4"
+    promotion = GardnerBoard("4k/P4/5/5/K4 w - - 0 1")
+    assert promotion.san(chess.Move.from_uci("a4a5q")) == "a5=Q+" and promotion.san(chess.Move.from_uci("a4a5n")) == "a5=N"
+    assert GardnerBoard("1k3/5/1K3/Q4/5 w - - 0 1").san(chess.Move.from_uci("a2a3")) == "Qa3"
+    assert GardnerBoard("1k3/5/1K3/3Q1/5 w - - 0 1").san(chess.Move.from_uci("d2b4")) == "Qb4#"
+    with pytest.raises(chess.IllegalMoveError):
+        GardnerBoard().san(chess.Move.from_uci("e2e4"))
+
+
+def test_san_agrees_with_python_chess_on_the_same_pieces():
+    """python-chess writes SAN on an 8x8 board holding the same pieces on a1..e5: piece
+    letters, captures and disambiguation must agree (the moves to a square of the 5x5
+    corner are the same on both boards), a check must be a check on both, and a mate on
+    the big board a mate here (the small board only takes escape squares away)."""
+    rng = np.random.default_rng(7)
+    checked = checks = 0
+    for _ in range(6):
+        board = GardnerBoard()
+        while not board.is_game_over() and board.ply() < 40:
+            big = chess.Board(None)
+            big.set_piece_map(board.piece_map())
+            big.turn = board.turn
+            for move in board.legal_moves:
+                if move.promotion:
+                    continue
+                ours, theirs = board.san(move), big.san(move)
+                assert ours.rstrip("+#") == theirs.rstrip("+#"), (board.fen(), move)
+                assert (ours[-1] in "+#") == (theirs[-1] in "+#"), (board.fen(), move)
+                assert not theirs.endswith("#") or ours.endswith("#"), (board.fen(), move)
+                checked += 1
+                checks += ours[-1] in "+#"
+            moves = board.legal_moves
+            board.push(moves[rng.integers(len(moves))])
+    assert checked > 500 and checks > 10, (checked, checks)
+
+
 # --------------------------------------------------------------------------- Fairy-Stockfish
 
 

@@ -48,6 +48,67 @@ def test_position_errors_name_the_problem(args, message):
         protocol.parse_position(args)
 
 
+def test_gardner_positions_follow_the_env():
+    from azdb_jax.envs import gardner_interop  # pylint: disable=g-import-not-at-top
+    from azdb_jax.envs.gardner_board import GardnerBoard  # pylint: disable=g-import-not-at-top
+
+    assert protocol.GARDNER_STARTING_FEN == gardner_interop.STARTING_FEN
+    assert protocol.Position.start("gardner").board().fen() == gardner_interop.STARTING_FEN
+    position = protocol.parse_position(["startpos", "moves", "b1c3", "b4c3"], "gardner")
+    expected = GardnerBoard()
+    for move in ("b1c3", "b4c3"):
+        expected.push_uci(move)
+    assert position.board() == expected and position.board().move_stack == expected.move_stack
+    fen = "4k/5/5/5/R3K w - - 7 30"
+    assert protocol.parse_position(["fen", *fen.split()], "gardner").board().fen() == fen
+    for args, message in [(["fen", "rnbqk/ppppp/5/PPPPP/RNBQ w - - 0 1"], "not a Gardner position"),
+                          (["startpos", "moves", "b2b4"], "move 1 'b2b4' is illegal"),
+                          (["startpos", "moves", "e2f3"], "move 1 'e2f3' is not a UCI move"),
+                          (["startpos", "moves", "0000"], "move 1 '0000' is illegal")]:
+        with pytest.raises(UciError, match=message):
+            protocol.parse_position(args, "gardner")
+    with pytest.raises(UciError, match="this engine plays chess or gardner"):
+        protocol.parse_position(["startpos"], "shogi")
+
+
+def test_gardner_game_the_gui_plays_on_after_the_env_ended_it():
+    shuffle = ["b1a3", "b5c3", "a3b1", "c3b5"] * 2  # the start position stands a third time
+    ended = protocol.parse_position(["startpos", "moves", *shuffle], "gardner").board()
+    assert ended.is_game_over() and ended.termination() == "threefold_repetition"
+    on = protocol.parse_position(["startpos", "moves", *shuffle, "b1a3"], "gardner").board()
+    assert not on.is_game_over() and on.fen().split()[:2] == ["rnbqk/ppppp/N4/PPPPP/R1BQK", "b"]
+    fifty = protocol.searchable(protocol.new_board("gardner", "4k/5/5/5/R3K w - - 100 80"), "gardner")
+    assert fifty.halfmove_clock == 99 and not fifty.is_game_over()
+
+
+def test_a_gui_sending_the_game_move_after_move_replays_only_the_new_moves():
+    moves = ["b1c3", "b4c3", "b2c3", "a4a3"]
+    previous = protocol.parse_position(["startpos", "moves", *moves[:2]], "gardner")
+    replayed = []
+    board = previous._board  # pylint: disable=protected-access
+    original_push = type(board).push
+
+    def counting_push(self, move):
+        replayed.append(move.uci())
+        original_push(self, move)
+
+    type(board).push = counting_push
+    try:
+        extended = protocol.parse_position(["startpos", "moves", *moves], "gardner", previous=previous)
+        assert replayed == moves[2:]  # only the two new moves
+        same = protocol.parse_position(["fen", protocol.GARDNER_STARTING_FEN, "moves", *moves], "gardner",
+                                       previous=extended)
+        assert replayed == moves[2:]  # 'fen <start>' is the same game: nothing replayed
+        branched = protocol.parse_position(["startpos", "moves", "b1a3", "b4b3"], "gardner", previous=extended)
+        assert replayed == moves[2:] + ["b1a3", "b4b3"]  # not a continuation: replayed from the start
+    finally:
+        type(board).push = original_push
+    fresh = protocol.parse_position(["startpos", "moves", *moves], "gardner")
+    assert extended.board() == fresh.board() == same.board() and extended == fresh
+    assert [m.uci() for m in extended.board().move_stack] == moves
+    assert [m.uci() for m in branched.board().move_stack] == ["b1a3", "b4b3"]
+
+
 def test_go_parses_every_limit_and_warns_about_junk():
     go, warnings = protocol.parse_go("wtime 60000 btime 59000 winc 1000 binc 900 movestogo 12".split())
     assert (go.wtime, go.btime, go.winc, go.binc, go.movestogo) == (60000, 59000, 1000, 900, 12) and not warnings
@@ -192,8 +253,9 @@ class ScriptedSearcher:
     num_players = 2
     default_simulations = 8
 
-    def __init__(self, delay=0.0):
+    def __init__(self, delay=0.0, variant="chess"):
         self.delay = delay
+        self.variant = variant
         self.levels = set()
         self.calls = []
 
@@ -216,7 +278,7 @@ class ScriptedSearcher:
 
 
 class Session:
-    def __init__(self, script=None, **defaults):
+    def __init__(self, script=None, scripts=None, variant_of=None, **defaults):
         self.lines = []
         self.cond = threading.Condition()
         self.script = script or ScriptedSearcher()
@@ -226,9 +288,10 @@ class Session:
             self.loads.append(dict(options))
             if options["Checkpoint"] == "missing":
                 raise FileNotFoundError("Checkpoint 'missing': no such run")
-            return self.script
+            return (scripts or {}).get(options["Checkpoint"], self.script)
 
-        self.engine = engine_lib.Engine(self._write, load, defaults=dict({"Checkpoint": "run"}, **defaults))
+        self.engine = engine_lib.Engine(self._write, load, defaults=dict({"Checkpoint": "run"}, **defaults),
+                                        variant_of=variant_of)
 
     def _write(self, line):
         with self.cond:
@@ -256,7 +319,7 @@ def test_uci_handshake_lists_the_options():
     s.send("uci")
     s.wait_for("uciok")
     names = [line.split(" type ")[0][len("option name "):] for line in s.lines if line.startswith("option")]
-    assert names == ["Checkpoint", "Rule", "Player", "Lookup", "LookupFallback", "Move", "Simulations",
+    assert names == ["Checkpoint", "UCI_Variant", "Rule", "Player", "Lookup", "LookupFallback", "Move", "Simulations",
                      "MinSimulations", "Threads", "Move Overhead", "Seed"]
     assert s.lines[0] == "id name azdb_jax"
     s.close()
@@ -347,5 +410,52 @@ def test_isready_and_stop_are_answered_during_go_infinite():
 def test_no_legal_move_answers_none():
     s = Session()
     s.send("position fen 7k/5QQ1/8/8/8/8/8/K7 b - - 0 1", "go movetime 50")  # Black is checkmated
+    assert s.wait_for("bestmove") == "bestmove (none)"
+    s.close()
+
+
+def test_the_engine_plays_the_game_of_its_checkpoint():
+    from azdb_jax.envs.gardner_board import GardnerBoard  # pylint: disable=g-import-not-at-top
+
+    plays = {"run": "chess", "mini": "gardner"}
+    s = Session(scripts={"run": ScriptedSearcher(), "mini": ScriptedSearcher(variant="gardner")},
+                variant_of=plays.get, Checkpoint="mini")
+    s.send("uci")
+    s.wait_for("uciok")
+    assert "option name UCI_Variant type combo default gardner var chess var gardner" in s.lines
+    s.send("setoption name UCI_Variant value chess")
+    assert "the checkpoint 'mini' plays gardner" in s.wait_for("info string error:")
+    s.send("setoption name UCI_Variant value gardner", "setoption name Rule value lookup")  # same game: fine
+    assert "chess openings" in s.wait_for("info string error:")
+    s.send("isready")
+    s.wait_for("readyok")
+    s.send("position startpos moves b1c3", "go movetime 50")
+    board = GardnerBoard()
+    board.push_uci("b1c3")
+    assert board.is_legal(chess.Move.from_uci(s.wait_for("bestmove").split()[1]))
+    s.send("position startpos moves e2e4")  # a chess move: pawns step one square in Gardner chess
+    assert "move 1 'e2e4' is illegal" in s.wait_for("info string error:")
+    s.send("setoption name Checkpoint value run")  # a chess checkpoint: the game follows
+    assert s.wait_for("info string UCI_Variant") == "info string UCI_Variant chess: the game of the checkpoint"
+    s.send("position startpos moves e2e4", "go movetime 50")
+    move = s.wait_for("bestmove").split()[1]
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(move) in board.legal_moves
+    s.close()
+
+
+def test_a_checkpoint_of_unknown_game_sets_it_at_load_and_a_mismatch_is_refused():
+    s = Session(script=ScriptedSearcher(variant="gardner"))  # no config to read: the load tells
+    s.send("isready")
+    assert s.wait_for("info string UCI_Variant") == "info string UCI_Variant gardner: the game of the checkpoint"
+    s.wait_for("readyok")
+    s.send("position startpos", "go nodes 2")
+    assert s.wait_for("bestmove") != "bestmove (none)"
+    s.send("setoption name UCI_Variant value chess", "isready")  # the GUI insists on chess: the team cannot play it
+    assert "plays gardner, UCI_Variant is chess" in s.wait_for("info string error:")
+    s.wait_for("readyok")
+    s.send("position startpos moves e2e4", "go nodes 2")
+    assert "cannot search" in s.wait_for("info string error:")
     assert s.wait_for("bestmove") == "bestmove (none)"
     s.close()

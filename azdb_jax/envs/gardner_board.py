@@ -4,7 +4,10 @@ python-chess has no 5x5 board. The evaluation code (puzzle loaders and runners, 
 engine matches) talks to positions through a small part of ``chess.Board``'s API: FENs,
 UCI moves as ``chess.Move`` (Gardner's squares a1..e5 are chess squares), ``push``,
 ``legal_moves``, ``is_checkmate`` and friends. `GardnerBoard` offers that part for
-Gardner chess, so the same code scores chess and Gardner positions.
+Gardner chess, so the same code scores chess and Gardner positions. It also offers what
+python-chess's UCI client (``chess.engine``) reads of a board — ``uci_variant``
+(``gardner``, Fairy-Stockfish's name), ``chess960``, ``root``, ``copy`` — so that client
+plays Gardner games against any engine that speaks the variant.
 
 The rules are the env's own: every position is a pgx state of
 ``azdb_jax.envs.gardner.GardnerChess`` (cross-checked against Fairy-Stockfish), stepped
@@ -19,7 +22,7 @@ move), not for training loops.
 """
 
 import functools
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import chess
 import jax
@@ -67,6 +70,9 @@ class GardnerBoard:
       fen: the root position (default: the start); ValueError names a bad FEN and why.
     """
 
+    uci_variant = "gardner"  # what python-chess's engine client sends as UCI_Variant
+    chess960 = False
+
     def __init__(self, fen: Optional[str] = STARTING_FEN):
         fen = STARTING_FEN if fen is None else fen
         self._init_from(gardner_interop.state_from_fen(fen))
@@ -100,7 +106,9 @@ class GardnerBoard:
         """Plies since the game's start, from the move number (as ``chess.Board.ply``)."""
         return 2 * (self.fullmove_number - 1) + (self.turn == chess.BLACK)
 
-    def fen(self) -> str:
+    def fen(self, **_) -> str:
+        """The FEN (keyword arguments of ``chess.Board.fen`` are accepted and change nothing:
+        Gardner chess has no castling and no en passant)."""
         return gardner_interop.state_to_fen(self.state)
 
     def root(self) -> "GardnerBoard":
@@ -152,6 +160,51 @@ class GardnerBoard:
         self._states.append(state)
         self._status.append(_Status(state))
         self.move_stack.append(move)
+
+    def piece_map(self) -> Dict[chess.Square, chess.Piece]:
+        """The pieces by square (Gardner's squares are chess squares a1..e5)."""
+        pieces = {}
+        for row, text in enumerate(self.fen().split()[0].split("/")):
+            file = 0
+            for char in text:
+                if char.isdigit():
+                    file += int(char)
+                else:
+                    pieces[chess.square(file, 4 - row)] = chess.Piece.from_symbol(char)
+                    file += 1
+        return pieces
+
+    def san(self, move: chess.Move) -> str:
+        """Standard algebraic notation of a legal move (``Nc3``, ``bxc4``, ``a5=Q+``, ``Qxe5#``):
+        the piece letter (none for pawns), the file/rank that tells apart two pieces of the
+        same kind reaching the square, ``x`` for a capture, the promotion, ``+``/``#``."""
+        if not self.is_legal(move):
+            raise chess.IllegalMoveError(f"illegal move {move.uci()} in {self.fen()}")
+        pieces = self.piece_map()
+        kind = pieces[move.from_square].piece_type
+        capture = "x" if move.to_square in pieces else ""
+        target = chess.square_name(move.to_square)
+        if kind == chess.PAWN:
+            text = (chess.square_name(move.from_square)[0] + capture if capture else "") + target
+        else:
+            rivals = [m.from_square for m in self.legal_moves
+                      if m.to_square == move.to_square and m.from_square != move.from_square
+                      and pieces[m.from_square].piece_type == kind]
+            origin = chess.square_name(move.from_square)
+            if not rivals:
+                which = ""
+            elif all(chess.square_file(r) != chess.square_file(move.from_square) for r in rivals):
+                which = origin[0]
+            elif all(chess.square_rank(r) != chess.square_rank(move.from_square) for r in rivals):
+                which = origin[1]
+            else:
+                which = origin
+            text = chess.piece_symbol(kind).upper() + which + capture + target
+        if move.promotion:
+            text += "=" + chess.piece_symbol(move.promotion).upper()
+        after = self.copy()
+        after.push(move)
+        return text + ("#" if after.is_checkmate() else "+" if after.is_check() else "")
 
     def push_uci(self, uci: str) -> chess.Move:
         move = self.parse_uci(uci)

@@ -1,6 +1,7 @@
 """A UCI chess engine for a trained team: ``azdb-uci`` or ``python -m azdb_jax.uci``.
 
-A team trained on chess plays in any UCI GUI or tournament manager. Commands: ``uci``,
+A team trained on chess, or on Gardner's 5x5 minichess (``UCI_Variant gardner``, as
+Fairy-Stockfish names it), plays in any UCI GUI or tournament manager. Commands: ``uci``,
 ``isready``, ``ucinewgame``, ``position startpos|fen ... [moves ...]``, ``go`` with
 ``nodes``/``movetime``/``wtime``/``btime``/``winc``/``binc``/``movestogo``/``infinite``,
 ``stop``, ``quit`` (and ``setoption``, ``debug``, ``register``, ``ponderhit``, ``d``).
@@ -9,7 +10,7 @@ Options: ``Checkpoint`` (a run directory[@step]), ``Rule`` (the selection rules 
 Eq. 9 — visit, value, lcb, gap —, a fixed ``Player``, or the opening ``Lookup`` of
 Appendix C.5), ``Move`` (the chosen player's most-visited or LCB move),
 ``Simulations`` and ``MinSimulations`` (per player), ``Threads`` (CPU cores),
-``Move Overhead`` and ``Seed``.
+``Move Overhead``, ``Seed`` and ``UCI_Variant`` (the checkpoint's game).
 
 Each search prints ``info depth 1 nodes N nps X time T score cp C pv MOVE string
 player j (...)``: nodes are network evaluations (simulations × players), the score is

@@ -13,6 +13,10 @@ Searches (``azdb_jax.uci.searcher``) are whole compiled team searches; a move's 
 (simulations per player) is chosen by ``azdb_jax.uci.timeman`` from the clock. ``go
 infinite`` searches the main level, then doubles it (compiling each new level) until
 ``stop``; the answer is the largest finished search.
+
+The game is the checkpoint's: chess, or Gardner's 5x5 minichess (``UCI_Variant
+gardner``, the name Fairy-Stockfish and variant GUIs use). The engine announces it as
+the ``UCI_Variant`` option's default, and a GUI that asks for another game gets an error.
 """
 
 import dataclasses
@@ -80,6 +84,8 @@ def option_specs(defaults: Dict[str, Any]) -> List[OptionSpec]:
     return [
         OptionSpec("Checkpoint", "string", defaults.get("Checkpoint", ""),
                    help="run directory written by azdb-train, optionally @step"),
+        OptionSpec("UCI_Variant", "combo", defaults.get("UCI_Variant", "chess"), choices=protocol.VARIANTS,
+                   help="the game: the checkpoint's (chess or Gardner's 5x5 minichess)"),
         OptionSpec("Rule", "combo", defaults.get("Rule", "visit"), choices=RULE_CHOICES,
                    help="selection rule (Eq. 9), a fixed player, or the opening lookup"),
         OptionSpec("Player", "spin", defaults.get("Player", 0), 0, 255, help="the player of Rule=player"),
@@ -149,20 +155,30 @@ class Engine:
         ``default_simulations``, ``prepare(simulations) -> seconds``,
         ``compiled(simulations)`` and ``search(board, simulations, rule=, player=)``.
       defaults: option defaults (from the command line).
+        The searcher's ``variant`` (``chess``/``gardner``) is the game it plays.
+      defaults: option defaults (from the command line).
       log: called with notes for the person running the engine (what was loaded, how
         fast each level searches); kept off the UCI channel, where clients such as
         python-chess warn about output outside a search.
+      variant_of: ``checkpoint option -> variant or None``, the game of a checkpoint
+        read without loading it (its config), so that ``uci`` announces the game and
+        positions parse as that game before the first ``isready``.
     """
 
     def __init__(self, write: Callable[[str], None], load_searcher: Callable[[Dict[str, Any]], Any], *,
-                 defaults: Optional[Dict[str, Any]] = None, log: Optional[Callable[[str], None]] = None):
+                 defaults: Optional[Dict[str, Any]] = None, log: Optional[Callable[[str], None]] = None,
+                 variant_of: Optional[Callable[[str], Optional[str]]] = None):
         self._write = write
         self._log = log or (lambda text: None)
         self._write_lock = threading.Lock()
         self._load_searcher = load_searcher
-        self.specs = {spec.name.lower(): spec for spec in option_specs(defaults or {})}
+        self._variant_of = variant_of or (lambda checkpoint: None)
+        defaults = dict(defaults or {})
+        self._variant_asked = "UCI_Variant" in defaults  # by the command line (later: the GUI)
+        defaults.setdefault("UCI_Variant", self._variant_of(defaults.get("Checkpoint") or "") or "chess")
+        self.specs = {spec.name.lower(): spec for spec in option_specs(defaults)}
         self.options = {spec.name: spec.default for spec in self.specs.values()}
-        self.position: Optional[protocol.Position] = protocol.Position(chess.STARTING_FEN, ())
+        self.position: Optional[protocol.Position] = protocol.Position.start(self.variant)
         self.searcher = None
         self.load_error: Optional[str] = None
         self.needs_load = True
@@ -230,8 +246,20 @@ class Engine:
         self._jobs.put(("load", None))
         self._jobs.put(("ready", None))
 
+    @property
+    def variant(self) -> str:
+        """The game the engine plays (``UCI_Variant``)."""
+        return self.options["UCI_Variant"]
+
+    def _set_variant(self, variant: str) -> None:
+        if variant != self.variant:
+            self.options["UCI_Variant"] = variant
+            self.position = protocol.Position.start(variant)
+            self.lookup = None
+            self.send(protocol.info_string(f"UCI_Variant {variant}: the game of the checkpoint"))
+
     def _cmd_ucinewgame(self, args) -> None:
-        self.position = protocol.Position(chess.STARTING_FEN, ())
+        self.position = protocol.Position.start(self.variant)
 
     def _cmd_debug(self, args) -> None:
         pass
@@ -245,7 +273,7 @@ class Engine:
 
     def _cmd_position(self, args) -> None:
         try:
-            self.position = protocol.parse_position(args)
+            self.position = protocol.parse_position(args, self.variant, previous=self.position)
         except UciError:
             self.position = None  # never search a position the GUI did not mean
             raise
@@ -256,7 +284,26 @@ class Engine:
         if spec is None:
             raise UciError(f"setoption: unknown option {name!r}; options: {', '.join(s.name for s in self.specs.values())}")
         parsed = spec.parse(value)
+        if spec.name == "UCI_Variant":
+            plays = self._variant_of(self.options["Checkpoint"])
+            if plays is not None and parsed != plays:
+                raise UciError(f"setoption UCI_Variant {parsed}: the checkpoint {self.options['Checkpoint']!r} "
+                               f"plays {plays}")
+            self._variant_asked = True
+            if parsed != self.variant:
+                self.options[spec.name] = parsed
+                self.position = protocol.Position.start(parsed)
+                self.needs_load = True  # a loaded checkpoint of the other game must not search
+            return
+        if spec.name == "Rule" and parsed == "lookup" and self.variant != "chess":
+            raise UciError(f"setoption Rule lookup: the opening lookup is built on chess openings; "
+                           f"this engine plays {self.variant}")
         self.options[spec.name] = parsed
+        if spec.name == "Checkpoint":
+            self._variant_asked = False
+            plays = self._variant_of(parsed)
+            if plays is not None:
+                self._set_variant(plays)
         if spec.name in RELOAD_OPTIONS:
             self.needs_load = True
         elif spec.name == "Threads" and self.searcher is not None:
@@ -328,6 +375,13 @@ class Engine:
             self.send(protocol.info_string(note))
         try:
             searcher = self._load_searcher(dict(self.options))
+            plays = getattr(searcher, "variant", "chess")
+            if plays != self.variant:
+                if not self._variant_asked:
+                    self._set_variant(plays)  # nothing told the game before; the checkpoint does
+                else:
+                    raise ValueError(f"Checkpoint {self.options['Checkpoint']!r} plays {plays}, "
+                                     f"UCI_Variant is {self.variant}")
             main = self.options["Simulations"] or searcher.default_simulations
             for level in timeman.ladder(main, self.options["MinSimulations"] or None):
                 self.times.record(level, searcher.prepare(level))
@@ -339,7 +393,7 @@ class Engine:
         levels = ", ".join(f"{s} simulations {self.times.expected(s) * 1000:.0f} ms" for s in self.times.levels)
         self._log(f"loaded {self.options['Checkpoint']}: {searcher.num_players} players; {levels}")
 
-    def _choice(self, board: chess.Board, moves: List[chess.Move]) -> Dict[str, Any]:
+    def _choice(self, position: protocol.Position) -> Dict[str, Any]:
         """rule/player for this move from the Rule, Player and Lookup options."""
         rule = self.options["Rule"]
         n = self.searcher.num_players
@@ -349,6 +403,8 @@ class Engine:
                 raise UciError(f"Player {player}: the team has players 0..{n - 1}")
             return dict(player=player)
         if rule == "lookup":
+            if position.variant != "chess":
+                raise UciError(f"Rule=lookup: the opening lookup is built on chess openings, not {position.variant}")
             if self.lookup is None:
                 if not self.options["Lookup"]:
                     raise UciError("Rule=lookup needs setoption name Lookup value <file>")
@@ -357,7 +413,8 @@ class Engine:
                 table = lookup_lib.load_lookup(self.options["Lookup"])
                 table.check_players(n)
                 self.lookup = table
-            player = self.lookup.player(board, moves)
+            player = self.lookup.player(chess.Board(position.start_fen),
+                                        [chess.Move.from_uci(m) for m in position.moves])
             return dict(player=player) if player is not None else dict(rule=self.options["LookupFallback"])
         return dict(rule=rule)
 
@@ -368,19 +425,18 @@ class Engine:
         if self.searcher is None:
             self.error(f"go: the engine cannot search ({self.load_error or 'no checkpoint loaded'})")
             return self._answer(job, None)
-        start = chess.Board(job.position.start_fen)
-        moves = [chess.Move.from_uci(m) for m in job.position.moves]
+        if job.position.variant != getattr(self.searcher, "variant", "chess"):
+            self.error(f"go: the position is {job.position.variant}, the checkpoint plays {self.searcher.variant}")
+            return self._answer(job, None)
         board = job.position.board()
         if not any(board.legal_moves):
             return self._answer(job, None)
         try:
-            choice = self._choice(start, moves)
+            choice = self._choice(job.position)
         except (UciError, ValueError, FileNotFoundError) as e:
             self.error(str(e))
             choice = dict(rule=self.options["LookupFallback"])
-        searched = board.copy(stack=False)
-        if searched.halfmove_clock >= 100:  # still playable when nobody claims the draw
-            searched.halfmove_clock = 99
+        searched = protocol.searchable(board, job.position.variant)  # still playable when nobody claims the draw
         go = job.go
         n = self.searcher.num_players
         if go.infinite or go.ponder:
@@ -395,7 +451,7 @@ class Engine:
         result = self._run(searched, level, choice)
         self._answer(job, result.move or self._fallback_move(job))
 
-    def _deepen(self, job: SearchJob, board: chess.Board, choice: Dict[str, Any]) -> None:
+    def _deepen(self, job: SearchJob, board: Any, choice: Dict[str, Any]) -> None:
         level = self.main_level
         while True:
             result = self._run(board, level, choice)
@@ -411,7 +467,7 @@ class Engine:
         job.stop.wait()
         self._answer(job, job.best)
 
-    def _run(self, board: chess.Board, level: int, choice: Dict[str, Any]):
+    def _run(self, board: Any, level: int, choice: Dict[str, Any]):
         result = self.searcher.search(board, level, **choice)
         self.times.record(level, result.seconds)
         how = f"rule {choice['rule']}" if "rule" in choice else f"Rule={self.options['Rule']}"

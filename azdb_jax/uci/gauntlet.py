@@ -8,7 +8,13 @@ ended: checkmate, stalemate, insufficient material, 75-move rule, fivefold/three
 repetition or the 50-move rule (claimed by the referee), adjudication at ``max_plies``,
 or a fault — a *time* loss, an *illegal* move, or an engine that *crashed* or hung.
 
-Used by the engine's acceptance run (``experiments/uci_match.py``) and its test.
+Two games: chess (``chess.Board``), and Gardner's 5x5 minichess (``variant="gardner"``)
+on ``GardnerBoard``, which python-chess's client drives like a chess board (it sends
+``setoption name UCI_Variant value gardner`` and ``position fen ...``). A Gardner game
+ends by the env's rules (checkmate, stalemate, insufficient material, fifty moves,
+threefold repetition, 256 plies) and is written as PGN with a ``Variant`` tag.
+
+Used by the engine's acceptance runs (``experiments/uci_match.py``) and its tests.
 """
 
 import dataclasses
@@ -18,6 +24,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import chess
 import chess.engine
 import chess.pgn
+
+from azdb_jax.uci import protocol
 
 # Short, common openings as UCI moves (facts of the game, not third-party data).
 OPENINGS: Dict[str, Tuple[str, ...]] = {
@@ -31,6 +39,15 @@ OPENINGS: Dict[str, Tuple[str, ...]] = {
     "English": ("c2c4", "e7e5", "b1c3"),
     "Italian": ("e2e4", "e7e5", "g1f3", "b8c6", "f1c4"),
     "Scandinavian": ("e2e4", "d7d5", "e4d5", "d8d5"),
+}
+
+# Gardner chess from its start (rnbqk/ppppp/5/PPPPP/RNBQK): White's first moves.
+GARDNER_OPENINGS: Dict[str, Tuple[str, ...]] = {
+    "Knight c3": ("b1c3",),
+    "Knight a3": ("b1a3",),
+    "Pawn b3": ("b2b3",),
+    "Pawn d3": ("d2d3",),
+    "Pawn e3": ("e2e3",),
 }
 
 FAULTS = ("time", "illegal", "crash")
@@ -55,18 +72,49 @@ class GameRecord:
         return 1.0 if (self.result == "1-0") == self.engine_white else 0.0
 
 
-def _ended(board: chess.Board) -> Optional[Tuple[str, str]]:
-    outcome = board.outcome(claim_draw=True)
-    if outcome is None:
-        return None
-    return outcome.result(), outcome.termination.name.lower()
+def openings_for(variant: str) -> Dict[str, Tuple[str, ...]]:
+    """The default openings of ``variant`` (chess or gardner)."""
+    return dict(GARDNER_OPENINGS if variant == "gardner" else OPENINGS)
+
+
+def _ended(board) -> Optional[Tuple[str, str]]:
+    if isinstance(board, chess.Board):
+        outcome = board.outcome(claim_draw=True)
+        return None if outcome is None else (outcome.result(), outcome.termination.name.lower())
+    return (board.result(), board.termination()) if board.is_game_over() else None
+
+
+def game_pgn(board, headers: Dict[str, str]) -> str:
+    """The game on ``board`` (its root and move stack) as PGN with ``headers``."""
+    if isinstance(board, chess.Board):
+        game = chess.pgn.Game.from_board(board)
+        game.headers.update(headers)
+        return str(game)
+    replay = board.root()
+    tags = {"Event": "?", "Site": "?", "Date": "????.??.??", "Round": "?", "White": "?", "Black": "?",
+            "Result": board.result(), **headers, "Variant": replay.uci_variant, "SetUp": "1", "FEN": replay.fen()}
+    words = []
+    for i, move in enumerate(board.move_stack):
+        if replay.turn == chess.WHITE or i == 0:
+            words.append(f"{replay.fullmove_number}." + ("" if replay.turn == chess.WHITE else ".."))
+        words.append(replay.san(move))
+        replay.push(move)
+    words.append(tags["Result"])
+    lines, line = [], ""
+    for word in words:  # PGN lines of at most 80 characters
+        if line and len(line) + 1 + len(word) > 80:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "\n".join([f'[{key} "{value}"]' for key, value in tags.items()] + ["", *lines, line])
 
 
 def play_game(engine: chess.engine.SimpleEngine, opponent: chess.engine.SimpleEngine, *, opening: str,
               moves: Sequence[str], engine_white: bool, base: float, increment: float,
-              opponent_limit: Dict[str, int], max_plies: int, game_id: object) -> GameRecord:
-    """One game from the opening ``moves``; the referee keeps both clocks."""
-    board = chess.Board()
+              opponent_limit: Dict[str, int], max_plies: int, game_id: object, variant: str = "chess") -> GameRecord:
+    """One game of ``variant`` from the opening ``moves``; the referee keeps both clocks."""
+    board = protocol.new_board(variant)
     for move in moves:
         board.push_uci(move)
     clocks = {chess.WHITE: base, chess.BLACK: base}
@@ -104,27 +152,26 @@ def play_game(engine: chess.engine.SimpleEngine, opponent: chess.engine.SimpleEn
         if clocks[mover] < 0:
             ended, faulty = (loser, "time"), side
             break
-        if played.move is None or played.move not in board.legal_moves:
+        if played.move is None or not board.is_legal(played.move):
             ended, faulty = (loser, "illegal"), side
             break
         board.push(played.move)
         clocks[mover] += increment
-    game = chess.pgn.Game.from_board(board)
-    game.headers.update(Event="azdb_jax UCI match", White="azdb_jax" if engine_white else "opponent",
-                        Black="opponent" if engine_white else "azdb_jax", Result=ended[0], Opening=opening,
-                        Termination=ended[1], TimeControl=f"{base:g}+{increment:g}")
+    pgn = game_pgn(board, dict(Event="azdb_jax UCI match", White="azdb_jax" if engine_white else "opponent",
+                               Black="opponent" if engine_white else "azdb_jax", Result=ended[0], Opening=opening,
+                               Termination=ended[1], TimeControl=f"{base:g}+{increment:g}"))
     return GameRecord(opening=opening, engine_white=engine_white, result=ended[0], termination=ended[1],
-                      faulty=faulty, plies=board.ply(), engine_seconds=used, engine_min_clock=lowest,
-                      pgn=str(game))
+                      faulty=faulty, plies=board.ply(), engine_seconds=used, engine_min_clock=lowest, pgn=pgn)
 
 
 def play_match(engine_command: Sequence[str], opponent_command: Sequence[str], *, games: int, base: float,
                increment: float, engine_options: Optional[Dict[str, object]] = None,
                opponent_options: Optional[Dict[str, object]] = None,
                opponent_limit: Optional[Dict[str, int]] = None, openings: Optional[Dict[str, Sequence[str]]] = None,
-               max_plies: int = 300, progress=None) -> List[GameRecord]:
-    """``games`` games (each opening with both colours, cycling through ``openings``)."""
-    openings = dict(openings or OPENINGS)
+               max_plies: int = 300, progress=None, variant: str = "chess") -> List[GameRecord]:
+    """``games`` games of ``variant`` (each opening with both colours, cycling through
+    ``openings``, by default ``openings_for(variant)``)."""
+    openings = dict(openings or openings_for(variant))
     names = list(openings)
     records: List[GameRecord] = []
     engine = chess.engine.SimpleEngine.popen_uci(list(engine_command), timeout=None)
@@ -139,7 +186,7 @@ def play_match(engine_command: Sequence[str], opponent_command: Sequence[str], *
             name = names[(g // 2) % len(names)]
             record = play_game(engine, opponent, opening=name, moves=openings[name], engine_white=g % 2 == 0,
                                base=base, increment=increment, opponent_limit=dict(opponent_limit or {}),
-                               max_plies=max_plies, game_id=g)
+                               max_plies=max_plies, game_id=g, variant=variant)
             records.append(record)
             if progress:
                 progress(g, record)
@@ -171,4 +218,4 @@ def tally(records: Sequence[GameRecord]) -> Dict[str, object]:
                 mean_plies=sum(r.plies for r in records) / max(len(records), 1))
 
 
-__all__ = ["OPENINGS", "GameRecord", "play_game", "play_match", "tally"]
+__all__ = ["OPENINGS", "GARDNER_OPENINGS", "openings_for", "game_pgn", "GameRecord", "play_game", "play_match", "tally"]

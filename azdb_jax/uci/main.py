@@ -1,6 +1,7 @@
 """The UCI engine's command line: ``azdb-uci`` and ``python -m azdb_jax.uci``.
 
   azdb-uci --checkpoint=runs/demo_chess
+  azdb-uci --checkpoint=runs/gardner_cpu      # Gardner chess: UCI_Variant gardner
   azdb-uci --checkpoint=runs/demo_chess@40 --rule=gap --simulations=64 --threads=1
 
 Every flag sets the default of the UCI option of the same meaning (a GUI can change it
@@ -13,11 +14,12 @@ JAX is imported only when the engine loads its checkpoint (at the first ``isread
 ``go``), so ``uci`` is answered at once.
 """
 
+import json
 import os
 import pathlib
 import sys
 import threading
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from absl import app, flags
 
@@ -35,6 +37,19 @@ def parse_checkpoint(spec: str):
     if step and not step.isdigit():
         raise ValueError(f"Checkpoint {spec!r}: the step after '@' must be an integer")
     return pathlib.Path(path), int(step) if step else None
+
+
+def checkpoint_variant(spec: str) -> Optional[str]:
+    """The UCI_Variant of a checkpoint's game (``chess``/``gardner``) from its config, without
+    loading it; None when that cannot be read (loading then reports why)."""
+    if not spec:
+        return None
+    try:
+        path, _ = parse_checkpoint(spec)
+        env = json.loads((path / "config.json").read_text())["env"]["name"]
+    except (ValueError, OSError, KeyError, TypeError):
+        return None
+    return {"chess": "chess", "gardner_chess": "gardner"}.get(env)
 
 
 def load_searcher(options: Dict[str, Any]):
@@ -94,7 +109,7 @@ def main(argv: List[str]) -> None:
     if values.threads:
         defaults["Threads"] = values.threads
     output = _Output(values.log)
-    engine = engine_lib.Engine(output.write, load_searcher, defaults=defaults,
+    engine = engine_lib.Engine(output.write, load_searcher, defaults=defaults, variant_of=checkpoint_variant,
                                log=lambda text: print(f"azdb-uci: {text}", file=sys.stderr, flush=True))
     engine.serve(output.read(sys.stdin))
     sys.stderr.flush()
@@ -104,7 +119,8 @@ def main(argv: List[str]) -> None:
 def define_flags() -> None:
     from azdb_jax.uci.engine import MOVE_CHOICES, RULE_CHOICES  # pylint: disable=g-import-not-at-top
 
-    flags.DEFINE_string("checkpoint", None, "Run directory of a chess team (written by azdb-train), RUN[@STEP].")
+    flags.DEFINE_string("checkpoint", None, "Run directory of a chess or Gardner chess team (written by azdb-train), "
+                        "RUN[@STEP].")
     flags.DEFINE_enum("rule", "visit", RULE_CHOICES, "Selection rule (Eq. 9), a fixed player, or the opening lookup.")
     flags.DEFINE_integer("player", 0, "The player of --rule=player.", lower_bound=0)
     flags.DEFINE_string("lookup", None, "Opening lookup file of --rule=lookup (azdb_jax/uci/lookup.py).")

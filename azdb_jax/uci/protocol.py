@@ -1,18 +1,25 @@
 """The UCI text protocol: parsing the GUI's commands and formatting the engine's answers.
 
-Pure functions on strings and python-chess boards (no JAX), so the protocol is tested on
-its own. Every parser raises ``UciError`` with a message that names what is wrong; the
-engine reports it as ``info string error: ...`` and carries on.
+Pure functions on strings and boards, so the protocol is tested on its own. Two games
+(``UCI_Variant``): ``chess`` on python-chess boards (no JAX), and ``gardner`` (Gardner's
+5x5 minichess, as Fairy-Stockfish names it) on ``azdb_jax.envs.gardner_board.GardnerBoard``,
+whose rules are the env's (imported on first use; it brings JAX). Every parser raises
+``UciError`` with a message that names what is wrong; the engine reports it as
+``info string error: ...`` and carries on.
 """
 
 import dataclasses
 import math
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import chess
 
 GO_INT_FIELDS = ("wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate")
 GO_FLAGS = ("infinite", "ponder")
+
+# The games the engine speaks, by their UCI_Variant names (Fairy-Stockfish's).
+VARIANTS = ("chess", "gardner")
+GARDNER_STARTING_FEN = "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1"  # = gardner_interop.STARTING_FEN (tested)
 
 # |cp| reported for a value of ±1 (the search's value is clipped to keep the map finite).
 VALUE_CLIP = 0.999
@@ -22,19 +29,77 @@ class UciError(ValueError):
     """A command the engine cannot act on; the message says why."""
 
 
+def starting_fen(variant: str) -> str:
+    """The start position of ``variant`` (one of ``VARIANTS``)."""
+    if variant == "chess":
+        return chess.STARTING_FEN
+    if variant == "gardner":
+        return GARDNER_STARTING_FEN
+    raise UciError(f"UCI_Variant {variant!r}: this engine plays {' or '.join(VARIANTS)}")
+
+
+def new_board(variant: str, fen: Optional[str] = None) -> Any:
+    """A board of ``variant`` at ``fen`` (the start when None): a ``chess.Board`` or a
+    ``GardnerBoard``; ValueError for a malformed FEN."""
+    fen = starting_fen(variant) if fen is None else fen
+    if variant == "chess":
+        return chess.Board(fen)
+    from azdb_jax.envs.gardner_board import GardnerBoard  # pylint: disable=g-import-not-at-top  (JAX)
+
+    return GardnerBoard(fen)
+
+
+def searchable(board: Any, variant: str) -> Any:
+    """The board's current position without its history, ready to search: a halfmove
+    clock at the fifty-move limit is set back to 99, so that a game the GUI plays on
+    (nobody claimed the draw) still has moves to search."""
+    fields = board.fen().split()
+    fields[4] = str(min(int(fields[4]), 99))
+    return new_board(variant, " ".join(fields))
+
+
 @dataclasses.dataclass(frozen=True)
 class Position:
     """A game as the GUI set it: the start position and the moves played since."""
 
-    start_fen: str  # FEN of the start position (chess.STARTING_FEN for startpos)
+    start_fen: str  # FEN of the start position (the variant's start for startpos)
     moves: Tuple[str, ...]  # UCI moves from the start
+    variant: str = "chess"  # one of VARIANTS
+    _board: Any = dataclasses.field(default=None, compare=False, repr=False)  # the replayed game, cached
 
-    def board(self) -> chess.Board:
-        """The current position, with the game's moves on its stack."""
-        board = chess.Board(self.start_fen)
-        for move in self.moves:
-            board.push_uci(move)
-        return board
+    @classmethod
+    def start(cls, variant: str = "chess") -> "Position":
+        return cls(starting_fen(variant), (), variant)
+
+    def board(self) -> Any:
+        """The current position, with the game's moves on its stack (a fresh copy).
+
+        Gardner games follow the env's rules, which end a game at a threefold
+        repetition, the fifty-move rule and 256 plies; where a GUI plays on after such
+        an ending, the board restarts from the current FEN (its stack then holds the
+        moves since)."""
+        if self._board is None:
+            object.__setattr__(self, "_board", _replay(new_board(self.variant, self.start_fen), self.moves,
+                                                       self.variant))
+        return self._board.copy()
+
+
+def _replay(board: Any, moves: Sequence[str], variant: str, first_ply: int = 1) -> Any:
+    """Plays UCI ``moves`` on ``board`` (in place where it can); UciError names the first
+    move that is not UCI or not legal."""
+    for ply, text in enumerate(moves, start=first_ply):
+        try:
+            move = board.parse_uci(text)
+        except chess.IllegalMoveError:
+            raise UciError(f"position: move {ply} {text!r} is illegal in {board.fen()}") from None
+        except ValueError:
+            raise UciError(f"position: move {ply} {text!r} is not a UCI move (e.g. e2e4, e7e8q)") from None
+        if not move:  # "0000", a null move
+            raise UciError(f"position: move {ply} {text!r} is illegal in {board.fen()}")
+        if variant == "gardner" and board.is_game_over():
+            board = searchable(board, variant)  # the env ended the game; the GUI plays on
+        board.push(move)
+    return board
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,11 +132,13 @@ def split_command(line: str) -> Tuple[str, List[str]]:
     return (tokens[0], tokens[1:]) if tokens else ("", [])
 
 
-def parse_position(args: Sequence[str]) -> Position:
+def parse_position(args: Sequence[str], variant: str = "chess", previous: Optional[Position] = None) -> Position:
     """``position startpos|fen <FEN> [moves m1 m2 ...]`` (the arguments after ``position``).
 
-    The FEN must describe a valid position (python-chess's ``Board.status()``) and every
-    move must be legal where it is played.
+    The FEN must describe a valid position of ``variant`` (chess: python-chess's
+    ``Board.status()``; gardner: ``gardner_interop``'s checks) and every move must be
+    legal where it is played. When ``previous`` is the same game a few moves earlier
+    (what a GUI sends move after move), only the new moves are replayed.
     """
     args = list(args)
     if not args:
@@ -81,34 +148,41 @@ def parse_position(args: Sequence[str]) -> Position:
     if head[0] == "startpos":
         if len(head) > 1:
             raise UciError(f"position startpos: unexpected {' '.join(head[1:])!r} before 'moves'")
-        fen = chess.STARTING_FEN
+        fen = starting_fen(variant)
     elif head[0] == "fen":
         if len(head) < 2:
             raise UciError("position fen: the FEN is missing")
         if len(head) > 7:
             raise UciError(f"position fen: a FEN has at most 6 fields, got {len(head) - 1}: {' '.join(head[1:])!r}")
-        fen = " ".join(head[1:])
-        try:
-            board = chess.Board(fen)
-        except ValueError as e:
-            raise UciError(f"position fen: malformed FEN {fen!r} ({e})") from None
-        status = board.status()
-        if status != chess.STATUS_VALID:
-            problems = [flag.name.lower() for flag in chess.Status if flag and flag in status]
-            raise UciError(f"position fen: {fen!r} is not a legal chess position ({', '.join(problems)})")
-        fen = board.fen()
+        fen = _valid_fen(" ".join(head[1:]), variant)
     else:
         raise UciError(f"position: expected 'startpos' or 'fen', got {head[0]!r}")
-    board = chess.Board(fen)
-    for ply, text in enumerate(moves, start=1):
+    done = 0
+    if (previous is not None and previous.variant == variant and previous.start_fen == fen
+            and previous.moves == moves[:len(previous.moves)]):
+        board, done = previous.board(), len(previous.moves)
+    else:
+        board = new_board(variant, fen)
+    board = _replay(board, moves[done:], variant, first_ply=done + 1)
+    return Position(start_fen=fen, moves=moves, variant=variant, _board=board)
+
+
+def _valid_fen(fen: str, variant: str) -> str:
+    """The FEN as the board writes it; UciError naming what is wrong."""
+    if variant == "gardner":
         try:
-            move = chess.Move.from_uci(text)
-        except ValueError:
-            raise UciError(f"position: move {ply} {text!r} is not a UCI move (e.g. e2e4, e7e8q)") from None
-        if move not in board.legal_moves:
-            raise UciError(f"position: move {ply} {text!r} is illegal in {board.fen()}")
-        board.push(move)
-    return Position(start_fen=fen, moves=moves)
+            return new_board(variant, fen).fen()
+        except ValueError as e:
+            raise UciError(f"position fen: {fen!r} is not a Gardner position ({e})") from None
+    try:
+        board = chess.Board(fen)
+    except ValueError as e:
+        raise UciError(f"position fen: malformed FEN {fen!r} ({e})") from None
+    status = board.status()
+    if status != chess.STATUS_VALID:
+        problems = [flag.name.lower() for flag in chess.Status if flag and flag in status]
+        raise UciError(f"position fen: {fen!r} is not a legal chess position ({', '.join(problems)})")
+    return board.fen()
 
 
 def parse_go(args: Sequence[str]) -> Tuple[Go, List[str]]:
@@ -197,5 +271,5 @@ def info_string(text: str) -> str:
     return "info string " + " ".join(str(text).split())
 
 
-__all__ = ["UciError", "Position", "Go", "split_command", "parse_position", "parse_go", "parse_setoption",
+__all__ = ["UciError", "VARIANTS", "starting_fen", "new_board", "searchable", "Position", "Go", "split_command", "parse_position", "parse_go", "parse_setoption",
            "value_to_cp", "format_info", "info_string"]

@@ -12,15 +12,16 @@ plays the column its options ask for:
 - ``lookup``: the player an opening-specialisation table names for the game's opening
   and the engine's colour (``azdb_jax.uci.lookup``), else the fallback rule.
 
-Nodes are network evaluations: simulations × players searched.
+Nodes are network evaluations: simulations × players searched. The team plays chess or
+Gardner chess (``variant``: the UCI_Variant name, chess or gardner), with boards from
+``azdb_jax.envs.board_interop``.
 """
 
 import dataclasses
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
-import chess
-
+from azdb_jax.envs import board_interop
 from azdb_jax.evaluation import solvers
 from azdb_jax.evaluation.team import Team
 
@@ -46,12 +47,16 @@ class TeamSearcher:
     """Compiled team searches of one checkpoint, by number of simulations per player."""
 
     def __init__(self, team: Team, *, move: str = "visits", seed: int = 0):
-        if getattr(team.env, "id", None) != "chess":
-            raise ValueError(f"the engine plays chess; {team.name} plays {getattr(team.env, 'id', team.env)!r}")
+        env_id = getattr(team.env, "id", team.env)
+        if env_id not in board_interop.ENV_IDS:
+            raise ValueError(f"the engine plays {' or '.join(board_interop.ENV_IDS)}; {team.name} plays {env_id!r}")
+        self._game = board_interop.for_env(env_id)
+        self.variant = self._game.variant  # chess or gardner, as UCI_Variant names them
         self.team = team
         self.move = move
         self.seed = seed
         self._solvers: Dict[int, solvers.TeamSolver] = {}
+        self._solvers_prepared = False
 
     @property
     def num_players(self) -> int:
@@ -67,9 +72,15 @@ class TeamSearcher:
 
     def prepare(self, simulations: int) -> float:
         """Compiles the search of ``simulations`` per player (if needed) and returns the
-        seconds one search of the start position takes once compiled."""
+        seconds one search of the start position takes once compiled. The first call also
+        plays a move on a board, so that the board's own compiled steps (Gardner) are
+        ready before the first clock starts."""
         solver = self._solver(simulations)
-        board = [chess.Board()]
+        if not self._solvers_prepared:
+            start_board = self._game.new_board(None)
+            start_board.push(next(iter(start_board.legal_moves)))
+            self._solvers_prepared = True
+        board = [self._game.new_board(None)]
         solver(board)  # compiles on first use
         start = time.perf_counter()
         solver(board)
@@ -82,7 +93,7 @@ class TeamSearcher:
                 batch_size=1, seed=self.seed)
         return self._solvers[simulations]
 
-    def search(self, board: chess.Board, simulations: int, *, rule: str = "visit",
+    def search(self, board: Any, simulations: int, *, rule: str = "visit",
                player: Optional[int] = None) -> SearchResult:
         """Searches ``board``; plays ``player``'s move when given, else the team's under ``rule``."""
         solver = self._solver(simulations)
