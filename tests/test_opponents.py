@@ -238,7 +238,7 @@ def test_minimax_over_legal_moves_matches_brute_force_on_gardner_chess():
     policy = opponents.minimax_policy(env, 2)
     for position in positions:
         expected = _brute_force_minimax2(env, position)
-        assert _actions(policy, position, size=64) <= expected
+        assert _actions(policy, position, size=16) <= expected  # 16 keys: each costs 2,304 Gardner steps
     assert len(_brute_force_minimax2(env, mate_in_one)) >= 1
     mates = _actions(opponents.minimax_policy(env, 1), mate_in_one)
     for action in mates:  # depth 1 plays a mate
