@@ -99,6 +99,13 @@ def test_selfplay_benchmark_compares_with_the_reference():
     assert rows[1]["team_vs_one"] > 0
 
 
+def test_team_profile_times_a_team_against_one_player():
+    report = _run("team_profile.py", "--game=connect_four", "--batch=4", "--simulations=3", "--channels=2",
+                  "--blocks=0", "--num_players=2", "--opening_plies=2", "--repeats=1")
+    assert set(report) == {"n1", "n1_fwd", "n2_nodiv", "n2_nodiv_fwd", "n2"}
+    assert all(ms > 0 for ms in report.values())
+
+
 def test_learner_benchmark_compares_with_a_bare_step():
     report = _run("learner.py", "--game=tic_tac_toe", "--batch=8", "--channels=2", "--blocks=0",
                   "--num_players=2", "--repeats=1")
