@@ -1,11 +1,31 @@
 """Helpers the profiling benchmarks share: a median timer (compile first, then the median
-of ``repeats`` runs) and random root positions."""
+of ``repeats`` runs), random root positions, and the flags of a search profile."""
 
 import statistics
 import time
+import types
 
 import jax
 import jax.numpy as jnp
+from absl import flags
+
+
+def define_search_flags() -> types.SimpleNamespace:
+    """The flags of a search profile (game, batch, simulations, network, algorithm, roots,
+    repeats), defined once per script; their holders by name."""
+    from azdb_jax import envs, search  # pylint: disable=g-import-not-at-top
+
+    return types.SimpleNamespace(
+        game=flags.DEFINE_enum("game", "chess", list(envs.ENV_IDS), "Game."),
+        batch=flags.DEFINE_integer("batch", 32, "Positions searched side by side."),
+        simulations=flags.DEFINE_integer("simulations", 32, "Simulations per search."),
+        channels=flags.DEFINE_integer("channels", 32, "Network channels."),
+        blocks=flags.DEFINE_integer("blocks", 4, "Residual blocks."),
+        algorithm=flags.DEFINE_enum("algorithm", "puct", list(search.ALGORITHMS), "Search algorithm."),
+        opening_plies=flags.DEFINE_integer("opening_plies", 8,
+                                           "Random plies played from the start to get root positions."),
+        repeats=flags.DEFINE_integer("repeats", 5, "Timed repetitions."),
+    )
 
 
 def timed(fn, *args, repeats):

@@ -26,15 +26,8 @@ import numpy as np
 import profiling  # benchmarks/profiling.py (this folder is on the path when a script runs)
 from azdb_jax import envs, features, networks, search, tree_search
 
-_GAME = flags.DEFINE_enum("game", "chess", list(envs.ENV_IDS), "Game.")
-_BATCH = flags.DEFINE_integer("batch", 32, "Positions searched side by side.")
-_SIMULATIONS = flags.DEFINE_integer("simulations", 32, "Simulations per search.")
-_CHANNELS = flags.DEFINE_integer("channels", 32, "Network channels.")
-_BLOCKS = flags.DEFINE_integer("blocks", 4, "Residual blocks.")
-_ALGORITHM = flags.DEFINE_enum("algorithm", "puct", list(search.ALGORITHMS), "Search algorithm.")
+_FLAGS = profiling.define_search_flags()
 _NUM_SLOTS = flags.DEFINE_integer("num_slots", 0, "Tree slots per node (0: the game's bound).")
-_PLIES = flags.DEFINE_integer("opening_plies", 8, "Random plies played from the start to get root positions.")
-_REPEATS = flags.DEFINE_integer("repeats", 5, "Timed repetitions.")
 
 
 def tree_bytes_per_node(tree) -> float:
@@ -47,16 +40,18 @@ def tree_bytes_per_node(tree) -> float:
 
 def main(argv):
     del argv
-    env = envs.make(_GAME.value)
-    batch, sims = _BATCH.value, _SIMULATIONS.value
-    config = search.SearchConfig(num_simulations=sims, algorithm=_ALGORITHM.value, num_slots=_NUM_SLOTS.value)
+    env = envs.make(_FLAGS.game.value)
+    batch, sims = _FLAGS.batch.value, _FLAGS.simulations.value
+    config = search.SearchConfig(num_simulations=sims, algorithm=_FLAGS.algorithm.value,
+                                 num_slots=_NUM_SLOTS.value)
     network = networks.make_network(
-        networks.NetworkConfig(channels=_CHANNELS.value, num_blocks=_BLOCKS.value, value_hidden=_CHANNELS.value),
+        networks.NetworkConfig(channels=_FLAGS.channels.value, num_blocks=_FLAGS.blocks.value,
+                               value_hidden=_FLAGS.channels.value),
         num_actions=env.num_actions, num_players=1)
-    roots = profiling.random_positions(env, batch, _PLIES.value, jax.random.PRNGKey(0))
+    roots = profiling.random_positions(env, batch, _FLAGS.opening_plies.value, jax.random.PRNGKey(0))
     params = network.init(jax.random.PRNGKey(1), roots.observation)
     players, lams = jnp.zeros((batch,), jnp.int32), jnp.ones((batch,))
-    repeats = _REPEATS.value
+    repeats = _FLAGS.repeats.value
 
     run = jax.jit(lambda p, k, s: search.run_search(env, network.apply, p, k, s, players, lams, config=config,
                                                       add_noise=False))
@@ -111,8 +106,9 @@ def main(argv):
     machinery_s = profiling.timed(machinery, jax.random.PRNGKey(3), repeats=repeats)
 
     result = dict(
-        game=_GAME.value, batch=batch, simulations=sims, channels=_CHANNELS.value, blocks=_BLOCKS.value,
-        algorithm=_ALGORITHM.value, num_slots=num_slots, device=str(jax.devices()[0].platform),
+        game=_FLAGS.game.value, batch=batch, simulations=sims, channels=_FLAGS.channels.value,
+        blocks=_FLAGS.blocks.value,
+        algorithm=_FLAGS.algorithm.value, num_slots=num_slots, device=str(jax.devices()[0].platform),
         search_ms=round(1e3 * search_s, 1), forwards_ms=round(1e3 * forwards_s, 1),
         env_steps_ms=round(1e3 * steps_s, 1), features_ms=round(1e3 * features_s, 1),
         machinery_ms=round(1e3 * machinery_s, 1),

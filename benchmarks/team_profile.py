@@ -11,46 +11,36 @@ batched forward passes of each network. Prints one JSON line (milliseconds).
 
 import functools
 import json
-import pathlib
-import sys
 
+from absl import app, flags
 import jax
 import jax.numpy as jnp
-from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import profiling  # benchmarks/profiling.py (this folder is on the path when a script runs)
+from azdb_jax import diversity, envs, features, networks, search
+from azdb_jax.config import DiversityConfig
 
-from azdb_jax import diversity, envs, features, networks, search  # noqa: E402
-from azdb_jax.config import DiversityConfig  # noqa: E402
-from benchmarks import profiling  # noqa: E402
-
-_GAME = flags.DEFINE_enum("game", "chess", list(envs.ENV_IDS), "Game.")
-_BATCH = flags.DEFINE_integer("batch", 32, "Positions searched side by side.")
-_SIMULATIONS = flags.DEFINE_integer("simulations", 32, "Simulations per search.")
-_CHANNELS = flags.DEFINE_integer("channels", 32, "Network channels.")
-_BLOCKS = flags.DEFINE_integer("blocks", 4, "Residual blocks.")
-_ALGORITHM = flags.DEFINE_enum("algorithm", "puct", list(search.ALGORITHMS), "Search algorithm.")
+_FLAGS = profiling.define_search_flags()
 _PLAYERS = flags.DEFINE_integer("num_players", 10, "Team size compared with a team of 1.")
-_PLIES = flags.DEFINE_integer("opening_plies", 8, "Random plies played from the start to get root positions.")
-_REPEATS = flags.DEFINE_integer("repeats", 5, "Timed repetitions.")
 
 
 def main(argv):
     del argv
-    env = envs.make(_GAME.value)
-    B, S, team = _BATCH.value, _SIMULATIONS.value, _PLAYERS.value  # noqa: N806
-    roots = profiling.random_positions(env, B, _PLIES.value, jax.random.PRNGKey(0))
-    config = search.SearchConfig(num_simulations=S, algorithm=_ALGORITHM.value)
+    env = envs.make(_FLAGS.game.value)
+    batch, sims, team = _FLAGS.batch.value, _FLAGS.simulations.value, _PLAYERS.value
+    roots = profiling.random_positions(env, batch, _FLAGS.opening_plies.value, jax.random.PRNGKey(0))
+    config = search.SearchConfig(num_simulations=sims, algorithm=_FLAGS.algorithm.value)
     feature_fn = features.feature_fn(env)
     num_features = jax.eval_shape(feature_fn, jax.eval_shape(env.init, jax.random.PRNGKey(0))).shape[-1]
     fns = {}
     for n, diverse in ((1, False), (team, False), (team, True)):
         net = networks.make_network(
-            networks.NetworkConfig(channels=_CHANNELS.value, num_blocks=_BLOCKS.value, value_hidden=_CHANNELS.value),
+            networks.NetworkConfig(channels=_FLAGS.channels.value, num_blocks=_FLAGS.blocks.value,
+                                   value_hidden=_FLAGS.channels.value),
             num_actions=env.num_actions, num_players=n)
         params = net.init(jax.random.PRNGKey(1), roots.observation)
-        players = jnp.arange(B) % n
-        lams = diversity.lambdas(n, 0.9)[players] if diverse else jnp.ones((B,))
+        players = jnp.arange(batch) % n
+        lams = diversity.lambdas(n, 0.9)[players] if diverse else jnp.ones((batch,))
         psi = 0.1 * jax.random.uniform(jax.random.PRNGKey(3), (n, num_features))  # players apart: r_d is not 0
         reward_fn = functools.partial(diversity.team_intrinsic_reward, l0=DiversityConfig().l0) if diverse else None
         label = f"n{n}" + ("" if diverse or n == 1 else "_nodiv")
@@ -63,12 +53,12 @@ def main(argv):
         def forwards(p, obs, net=net, players=players):
             def body(c, _):
                 return c + net.apply(p, obs + c, players).value.sum() * 0.0, None
-            return jax.lax.scan(body, 0.0, None, length=S + 1)[0]
+            return jax.lax.scan(body, 0.0, None, length=sims + 1)[0]
 
         fns[label] = (jax.jit(run), (params, jax.random.PRNGKey(2), roots, psi))
         if not diverse:
             fns[label + "_fwd"] = (jax.jit(forwards), (params, roots.observation))
-    out = {label: profiling.timed(fn, *args, repeats=_REPEATS.value) for label, (fn, args) in fns.items()}
+    out = {label: profiling.timed(fn, *args, repeats=_FLAGS.repeats.value) for label, (fn, args) in fns.items()}
     print(json.dumps({label: round(seconds * 1e3, 1) for label, seconds in out.items()}))
 
 

@@ -145,13 +145,14 @@ def test_gardner_engine_against_fairy_stockfish(gardner_run, fsf_path):
     assert summary["engine_time"] == summary["engine_illegal"] == summary["engine_crash"] == 0, summary
     assert summary["opponent_illegal"] == summary["opponent_crash"] == 0, summary
     assert {r.engine_white for r in records} == {True, False} and {r.opening for r in records} == set(openings)
-    assert any(r.plies > 20 for r in records), [r.plies for r in records]
+    assert all(r.plies >= len(openings[r.opening]) + 2 for r in records), [r.plies for r in records]  # both moved
     for record in records:  # every game ended by the env's rules or by adjudication, and replays from its PGN
         assert record.termination not in gauntlet.FAULTS, record
         board, headers = replay_gardner_pgn(record.pgn)
         assert board.ply() == record.plies and headers["Termination"] == record.termination
         if record.termination != "adjudication":
-            assert board.is_game_over() and board.result() == record.result and board.termination() == record.termination
+            assert board.is_game_over() and board.result() == record.result
+            assert board.termination() == record.termination
         assert record.engine_min_clock > 0
 
 

@@ -5,6 +5,7 @@ and error path is checked in milliseconds; tests/test_uci_engine.py plays real g
 with a trained checkpoint through python-chess against Stockfish.
 """
 
+import json
 import math
 import threading
 import time
@@ -459,3 +460,18 @@ def test_a_checkpoint_of_unknown_game_sets_it_at_load_and_a_mismatch_is_refused(
     assert "cannot search" in s.wait_for("info string error:")
     assert s.wait_for("bestmove") == "bestmove (none)"
     s.close()
+
+
+def test_checkpoint_variant_reads_the_game_from_the_run_config(tmp_path):
+    from azdb_jax.uci.main import checkpoint_variant  # pylint: disable=g-import-not-at-top
+
+    for env, variant in (("chess", "chess"), ("gardner_chess", "gardner"), ("connect_four", None)):
+        run = tmp_path / env
+        run.mkdir()
+        (run / "config.json").write_text(json.dumps({"env": {"name": env}}))
+        assert checkpoint_variant(str(run)) == variant
+        assert checkpoint_variant(f"{run}@20") == variant
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text("{not json")
+    for spec in ("", str(tmp_path / "missing"), str(tmp_path / "bad"), f"{tmp_path / 'chess'}@x"):
+        assert checkpoint_variant(spec) is None  # unreadable: loading reports why

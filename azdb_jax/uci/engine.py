@@ -154,7 +154,6 @@ class Engine:
         ``FileNotFoundError`` for bad input. A searcher has ``num_players``,
         ``default_simulations``, ``prepare(simulations) -> seconds``,
         ``compiled(simulations)`` and ``search(board, simulations, rule=, player=)``.
-      defaults: option defaults (from the command line).
         The searcher's ``variant`` (``chess``/``gardner``) is the game it plays.
       defaults: option defaults (from the command line).
       log: called with notes for the person running the engine (what was loaded, how
@@ -425,8 +424,9 @@ class Engine:
         if self.searcher is None:
             self.error(f"go: the engine cannot search ({self.load_error or 'no checkpoint loaded'})")
             return self._answer(job, None)
-        if job.position.variant != getattr(self.searcher, "variant", "chess"):
-            self.error(f"go: the position is {job.position.variant}, the checkpoint plays {self.searcher.variant}")
+        plays = getattr(self.searcher, "variant", "chess")
+        if job.position.variant != plays:
+            self.error(f"go: the position is {job.position.variant}, the checkpoint plays {plays}")
             return self._answer(job, None)
         board = job.position.board()
         if not any(board.legal_moves):

@@ -271,5 +271,5 @@ def info_string(text: str) -> str:
     return "info string " + " ".join(str(text).split())
 
 
-__all__ = ["UciError", "VARIANTS", "starting_fen", "new_board", "searchable", "Position", "Go", "split_command", "parse_position", "parse_go", "parse_setoption",
-           "value_to_cp", "format_info", "info_string"]
+__all__ = ["UciError", "VARIANTS", "starting_fen", "new_board", "searchable", "Position", "Go", "split_command",
+           "parse_position", "parse_go", "parse_setoption", "value_to_cp", "format_info", "info_string"]

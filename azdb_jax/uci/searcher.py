@@ -56,7 +56,9 @@ class TeamSearcher:
         self.move = move
         self.seed = seed
         self._solvers: Dict[int, solvers.TeamSolver] = {}
-        self._solvers_prepared = False
+        # Compile the board's own steps (Gardner's are jitted) before the first clock starts.
+        board = self._game.new_board(None)
+        board.push(next(iter(board.legal_moves)))
 
     @property
     def num_players(self) -> int:
@@ -72,14 +74,8 @@ class TeamSearcher:
 
     def prepare(self, simulations: int) -> float:
         """Compiles the search of ``simulations`` per player (if needed) and returns the
-        seconds one search of the start position takes once compiled. The first call also
-        plays a move on a board, so that the board's own compiled steps (Gardner) are
-        ready before the first clock starts."""
+        seconds one search of the start position takes once compiled."""
         solver = self._solver(simulations)
-        if not self._solvers_prepared:
-            start_board = self._game.new_board(None)
-            start_board.push(next(iter(start_board.legal_moves)))
-            self._solvers_prepared = True
         board = [self._game.new_board(None)]
         solver(board)  # compiles on first use
         start = time.perf_counter()
