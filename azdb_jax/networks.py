@@ -8,7 +8,10 @@ game value; ``v_d`` is linear because intrinsic returns are not bounded by ±1.
 
 The latent enters the network in one of two ways (``NetworkConfig.latent``):
   "planes"  n constant one-hot planes appended to the observation channels, the
-            paper's choice (the default);
+            paper's choice (the default). The planes are never built: the stem's
+            convolution over them depends only on the player and the square, so it is
+            computed once per player and gathered (`_Stem`; same parameters and the
+            same function as a convolution over the concatenated input);
   "film"    feature-wise linear modulation: every residual block b scales and
             shifts its first normalised activations by ``(1 + γ_b(l_i), β_b(l_i))``,
             with (γ_b, β_b) a linear function of the one-hot latent. The paper
@@ -24,6 +27,7 @@ boolean planes are cast to the compute dtype. ``make_network`` returns pure
 """
 
 import dataclasses
+import functools
 from typing import Any, Callable, NamedTuple, Optional
 
 import chex
@@ -123,6 +127,34 @@ class _ResidualBlock(nn.Module):
         return x + y
 
 
+class _Stem(nn.Module):
+    """The first 3x3 convolution over the observation and the player's latent planes.
+
+    The function (and the parameters: ``kernel`` [3, 3, C + n, channels], ``bias``) of
+    ``nn.Conv`` over ``concat([obs, n constant one-hot planes])`` with SAME padding. The
+    planes' part of the sum depends only on the player and the square (the zero padding
+    makes edge squares see fewer plane cells), so it is convolved once per player, an
+    [n, H, W, channels] map, and gathered by player id: a team of n costs what a team of
+    one costs instead of n more input channels per position (docs/performance.md).
+    """
+
+    features: int
+    num_players: int
+    dtype: Any
+
+    @nn.compact
+    def __call__(self, x: Array, player: Array) -> Array:
+        c, n = x.shape[-1], self.num_players
+        kernel = self.param("kernel", nn.linear.default_kernel_init, (3, 3, c + n, self.features), jnp.float32)
+        bias = self.param("bias", nn.initializers.zeros_init(), (self.features,), jnp.float32)
+        kernel, bias = kernel.astype(self.dtype), bias.astype(self.dtype)
+        conv = functools.partial(jax.lax.conv_general_dilated, window_strides=(1, 1), padding="SAME",
+                                 dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        one_hot_planes = jnp.broadcast_to(jnp.eye(n, dtype=self.dtype)[:, None, None, :], (n,) + x.shape[1:3] + (n,))
+        per_player = conv(one_hot_planes, kernel[:, :, c:])  # [n, H, W, features]
+        return conv(x, kernel[:, :, :c]) + per_player[player] + bias
+
+
 def _head_norm(dtype: Any, name: str) -> nn.LayerNorm:
     """LayerNorm over a head's whole [H, W, C] map: heads have 1-2 channels, so
     normalising over channels alone would erase them (a 1-channel map becomes 0)."""
@@ -144,9 +176,9 @@ class _AZNet(nn.Module):
         latent = jax.nn.one_hot(player, self.num_players, dtype=dtype)  # [B, n]
         x = obs.astype(dtype)  # [B, H, W, C]
         if cfg.latent == "planes":
-            planes = jnp.broadcast_to(latent[:, None, None, :], x.shape[:3] + (self.num_players,))
-            x = jnp.concatenate([x, planes], axis=-1)  # [B, H, W, C + n]
-        x = nn.Conv(cfg.channels, (3, 3), dtype=dtype, name="stem")(x)
+            x = _Stem(cfg.channels, self.num_players, dtype, name="stem")(x, player)  # the latent as n planes
+        else:
+            x = nn.Conv(cfg.channels, (3, 3), dtype=dtype, name="stem")(x)
         for b in range(cfg.num_blocks):
             film = None
             if cfg.latent == "film":

@@ -20,14 +20,13 @@ same game, network, batch and number of simulations, one run measures:
                         reference's; ``forward_ms`` is one such forward pass;
   tree_bytes_per_node   bytes of one search's tree (every array of it, embeddings
                         included) / (batch x (S + 1)); also the reference's;
-  team_vs_one           (n > 1) the team's positions/s / a team of one's, taken as the
-                        ratio of their speedups: each is timed in turns with its own
-                        reference run (the same search with n latent planes in the
-                        network), so a load change between the two measurements cancels.
+  team_vs_one           (n > 1, when 1 is among --num_players) the team's positions/s
+                        / the team of one's, both windows timed in the same turns.
 
-Timing: after compilation, our window, the reference's and a run of forward passes
-alternate ``--repeats`` times and the medians are reported, so that a load change on a
-shared machine hits all three. Compare ratios taken in one run.
+Timing: per algorithm, after compilation, our window, the reference's and a run of
+forward passes for every team size alternate ``--repeats`` times and the medians are
+reported, so that a load change on a shared machine hits them all. Compare ratios
+taken in one run.
 """
 
 import functools
@@ -82,7 +81,7 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def _alternating(fns: Dict[str, Callable[[], Any]], repeats: int) -> Dict[str, float]:
+def _alternating(fns: Dict[Any, Callable[[], Any]], repeats: int) -> Dict[Any, float]:
     """Median seconds of each function, compiled first, then timed in turns."""
     for fn in fns.values():
         jax.block_until_ready(fn())
@@ -159,33 +158,34 @@ def main(argv):
     for algorithm in _ALGORITHMS.value:
         if algorithm not in search.ALGORITHMS:
             raise app.UsageError(f"--algorithms: unknown {algorithm!r}; known: {', '.join(search.ALGORITHMS)}")
-    results, speedups = [], {}
-    for n in team_sizes:
-        setup = _Setup(env, n)
-        for algorithm in _ALGORITHMS.value:
-            ours_fn, ours_tree = setup.ours(algorithm)
-            fns = {"ours": ours_fn, "forwards": setup.forwards(_FORWARDS)}
+    setups = {n: _Setup(env, n) for n in team_sizes}
+    results = []
+    for algorithm in _ALGORITHMS.value:
+        fns, trees = {}, {}
+        for n, setup in setups.items():
+            fns[("ours", n)], trees[("ours", n)] = setup.ours(algorithm)
+            fns[("forwards", n)] = setup.forwards(_FORWARDS)
             if _REFERENCE.value:
-                ref_fn, ref_tree = setup.reference(algorithm)
-                fns["reference"] = ref_fn
-            seconds = _alternating(fns, _REPEATS.value)
-            forward_s = seconds["forwards"] / _FORWARDS
+                fns[("reference", n)], trees[("reference", n)] = setup.reference(algorithm)
+        seconds = _alternating(fns, _REPEATS.value)
+        for n, setup in setups.items():
+            ours_s, forward_s = seconds[("ours", n)], seconds[("forwards", n)] / _FORWARDS
             row = dict(algorithm=algorithm, num_players=n, lam=round(float(np.asarray(setup.lambdas)[-1]), 4),
                        diversity_in_search=setup.diverse,
-                       positions_per_s=round(batch * plies / seconds["ours"], 1),
-                       ply_ms=round(1e3 * seconds["ours"] / plies, 2),
+                       positions_per_s=round(batch * plies / ours_s, 1),
+                       ply_ms=round(1e3 * ours_s / plies, 2),
                        forward_ms=round(1e3 * forward_s, 3),
-                       overhead_ratio=round(seconds["ours"] / plies / ((sims + 1) * forward_s), 2),
-                       tree_bytes_per_node=round(tree_bytes(ours_tree) / nodes))
+                       overhead_ratio=round(ours_s / plies / ((sims + 1) * forward_s), 2),
+                       tree_bytes_per_node=round(tree_bytes(trees[("ours", n)]) / nodes))
             if _REFERENCE.value:
-                row.update(reference_positions_per_s=round(batch * plies / seconds["reference"], 1),
-                           reference_ply_ms=round(1e3 * seconds["reference"] / plies, 2),
-                           reference_overhead_ratio=round(seconds["reference"] / plies / ((sims + 1) * forward_s), 2),
-                           reference_tree_bytes_per_node=round(tree_bytes(ref_tree) / nodes),
-                           speedup=round(seconds["reference"] / seconds["ours"], 2))
-                speedups[(algorithm, n)] = seconds["reference"] / seconds["ours"]
-                if n != 1 and (algorithm, 1) in speedups:
-                    row["team_vs_one"] = round(speedups[(algorithm, n)] / speedups[(algorithm, 1)], 2)
+                ref_s = seconds[("reference", n)]
+                row.update(reference_positions_per_s=round(batch * plies / ref_s, 1),
+                           reference_ply_ms=round(1e3 * ref_s / plies, 2),
+                           reference_overhead_ratio=round(ref_s / plies / ((sims + 1) * forward_s), 2),
+                           reference_tree_bytes_per_node=round(tree_bytes(trees[("reference", n)]) / nodes),
+                           speedup=round(ref_s / ours_s, 2))
+            if n != 1 and 1 in setups:
+                row["team_vs_one"] = round(seconds[("ours", 1)] / ours_s, 3)
             results.append(row)
             print(json.dumps(row), file=sys.stderr)  # progress: a long run shows its rows as they come
     report = dict(game=_GAME.value, batch=batch, simulations=sims, plies=plies, channels=_CHANNELS.value,

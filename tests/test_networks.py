@@ -164,3 +164,39 @@ def test_second_intrinsic_head_is_its_own_output(observations):
     assert out.value_d_opponent.shape == (2,) and out.value_d_opponent.dtype == jnp.float32
     assert "value_d_opponent_out" in params["params"]
     assert not np.allclose(out.value_d_opponent, out.value_d)
+
+
+@pytest.mark.parametrize("height, width, channels, num_players", [(3, 3, 2, 4), (5, 5, 7, 10), (8, 8, 3, 1)])
+def test_stem_is_a_convolution_over_the_concatenated_latent_planes(height, width, channels, num_players):
+    """The stem never builds the latent planes; it must equal flax's nn.Conv over
+    concat([obs, one-hot planes]) with the same key (same parameters) on every square,
+    edges included, where the zero padding makes the planes' contribution differ."""
+    import flax.linen as nn
+
+    class ConcatStem(nn.Module):
+        @nn.compact
+        def __call__(self, x, player):
+            planes = jnp.broadcast_to(jax.nn.one_hot(player, num_players)[:, None, None, :],
+                                      x.shape[:3] + (num_players,))
+            return nn.Conv(6, (3, 3), name="stem")(jnp.concatenate([x, planes], axis=-1))
+
+    class Stem(nn.Module):
+        @nn.compact
+        def __call__(self, x, player):
+            return networks._Stem(6, num_players, jnp.float32, name="stem")(x, player)
+
+    batch = 2 * num_players
+    x = jax.random.normal(jax.random.PRNGKey(0), (batch, height, width, channels))
+    player = jnp.arange(batch) % num_players
+    reference_params = ConcatStem().init(jax.random.PRNGKey(3), x, player)
+    params = Stem().init(jax.random.PRNGKey(3), x, player)
+    assert jax.tree.structure(params) == jax.tree.structure(reference_params)
+    for a, b in zip(jax.tree.leaves(params), jax.tree.leaves(reference_params)):
+        np.testing.assert_array_equal(a, b)
+    params = jax.tree.map(lambda p: p + 0.1, params)  # a nonzero bias too
+    want = ConcatStem().apply(params, x, player)
+    got = Stem().apply(params, x, player)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    if num_players > 1:  # the planes matter: another player on the same input gets another output
+        other = Stem().apply(params, x[:1], jnp.array([1]))
+        assert not np.allclose(got[0], other[0])
