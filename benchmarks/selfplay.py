@@ -20,6 +20,11 @@ same game, network, batch and number of simulations, one run measures:
                         reference's; ``forward_ms`` is one such forward pass;
   tree_bytes_per_node   bytes of one search's tree (every array of it, embeddings
                         included) / (batch x (S + 1)); also the reference's;
+  device_peak_bytes     (GPU/TPU; None on a CPU, which keeps no count) the device's
+                        peak memory over the run, once in the report: measure one
+                        configuration per process (one --algorithms, one
+                        --num_players, --noreference) for the peak of our self-play at a
+                        batch, and raise --batch to find the largest that fits.
   team_vs_one           (n > 1, when 1 is among --num_players) the team's positions/s
                         / the team of one's, both windows timed in the same turns.
 
@@ -35,7 +40,7 @@ import pathlib
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 from absl import app, flags
 import jax
@@ -73,6 +78,12 @@ def tree_bytes(tree: Any) -> int:
     """Bytes of every array of a tree (arrays or shape structs)."""
     return int(sum(np.prod(leaf.shape, dtype=np.int64) * np.dtype(leaf.dtype).itemsize
                    for leaf in jax.tree.leaves(tree)))
+
+
+def device_peak_bytes() -> Optional[int]:
+    """The device's peak bytes in use so far (GPU/TPU), or None (a CPU keeps no count)."""
+    stats = jax.devices()[0].memory_stats()
+    return int(stats["peak_bytes_in_use"]) if stats and "peak_bytes_in_use" in stats else None
 
 
 def _timed(fn: Callable[[], Any]) -> float:
@@ -190,7 +201,7 @@ def main(argv):
             print(json.dumps(row), file=sys.stderr)  # progress: a long run shows its rows as they come
     report = dict(game=_GAME.value, batch=batch, simulations=sims, plies=plies, channels=_CHANNELS.value,
                   blocks=_BLOCKS.value, device=str(jax.devices()[0].platform), num_devices=jax.device_count(),
-                  results=results)
+                  device_peak_bytes=device_peak_bytes(), results=results)
     json.dump(report, sys.stdout)
     print()
 

@@ -71,9 +71,10 @@ _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Uniformly random plie
 _MAX_PLIES = flags.DEFINE_integer("max_plies", 100, "Games stop here and are adjudicated by material.", lower_bound=1)
 _REFERENCES = flags.DEFINE_list("references", ["random", "minimax2"], "Fixed opponents that measure the junior's "
                                  "strength (azdb_jax.opponents.opponents_for; minimax2 costs ~30x random on Gardner).")
-_ENGINES = flags.DEFINE_list("engine_limits", [], "Fairy-Stockfish levels the junior and the strong player play "
-                             "(Gardner chess) for their Elo against the engine, e.g. depth=1,depth=1:skill=-20 "
-                             "(keys depth, nodes, skill joined by ':').")
+_ENGINES = flags.DEFINE_list("engine_limits", [], "Levels of the game's reference engine (Fairy-Stockfish on Gardner "
+                             "chess, Stockfish on chess) the junior and the strong player play for their Elo against "
+                             "it, e.g. depth=1,depth=1:skill=-20 or nodes=100:skill=0,time=0.05:elo=1350 (one of "
+                             "depth, nodes, time, then skill or elo (chess), joined by ':').")
 _JUNIOR_STRENGTH = flags.DEFINE_bool("junior_strength", True, "Measure the junior against --references and the strong "
                                      "player first (--nojunior_strength: only the framework rows, e.g. when "
                                      "another invocation with the same junior measures it).")

@@ -97,6 +97,7 @@ def test_selfplay_benchmark_compares_with_the_reference():
     assert rows[0]["reference_tree_bytes_per_node"] > state_bytes
     assert 0 < rows[0]["tree_bytes_per_node"]
     assert rows[1]["team_vs_one"] > 0
+    assert report["device_peak_bytes"] is None  # a CPU keeps no count
 
 
 def test_team_profile_times_a_team_against_one_player():

@@ -189,40 +189,63 @@ def test_attuning_script_refuses_bad_flags_in_one_line(tmp_path):
     _refuses_in_one_line("train_attuned.py", base, cases, tmp_path / "out")
 
 
-def test_engine_levels_give_the_junior_and_the_strong_player_an_elo(tmp_path, fsf_path):
+@pytest.mark.parametrize("preset, limit, engine", [
+    ("gardner_cpu", "depth=1", "Fairy-Stockfish"),  # Gardner chess: Fairy-Stockfish
+    ("demo_chess", "depth=1:skill=0", "Stockfish"),  # chess: Stockfish
+])
+def test_engine_levels_give_the_junior_and_the_strong_player_an_elo(tmp_path, request, preset, limit, engine):
     import math  # pylint: disable=g-import-not-at-top
 
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
     from azdb_jax import presets, runner, trainer  # pylint: disable=g-import-not-at-top
     from azdb_jax.skill import experiment  # pylint: disable=g-import-not-at-top
 
-    del fsf_path  # found on the PATH by FairyStockfishPlayer; the fixture skips (or fails in CI) without it
-    config = config_lib.apply_overrides(presets.get_preset("gardner_cpu"), [
+    # The engine is found on the PATH by the player; the fixture skips (or fails in CI) without it.
+    request.getfixturevalue("fsf_path" if engine == "Fairy-Stockfish" else "stockfish_path")
+    config = config_lib.apply_overrides(presets.get_preset(preset), [
         "team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay", "network.channels=8",
         "network.num_blocks=1", "network.value_hidden=8", "search.num_simulations=4",
         "search.max_num_considered_actions=4", "run.eval_simulations=4"])
     components = runner.build_components(config)
     runner.write_run(tmp_path / "run", config, trainer.init_trainer(components, jax.random.PRNGKey(0)))
+    games = 4 if engine == "Fairy-Stockfish" else 2
     settings = experiment.TableSettings(strong=str(tmp_path / "run"), junior=experiment.Junior(str(tmp_path / "run")),
-                                        frameworks=(), references=(), engine_limits=("depth=1",), games=4,
+                                        frameworks=(), references=(), engine_limits=(limit,), games=games,
                                         max_plies=8)
     report = experiment.play_tables(settings, tmp_path / "out")
     assert report["complete"] and not report["matches"]
-    assert set(report["engines"]) == {"junior_vs_depth=1", "strong_vs_depth=1"}
+    assert set(report["engines"]) == {f"junior_vs_{limit}", f"strong_vs_{limit}"}
     assert set(report["juniors"]) == {"vs_strong"}
     for item in report["engines"].values():
-        assert item["games"] == item["wins"] + item["draws"] + item["losses"] == 4
-        assert "Fairy-Stockfish" in item["engine"] and "depth=1" in item["engine"]
-        p = (item["wins"] + item["draws"] / 2) / 4
+        assert item["games"] == item["wins"] + item["draws"] + item["losses"] == games
+        assert engine in item["engine"] and "depth=1" in item["engine"] and item["limit"] == limit
+        p = (item["wins"] + item["draws"] / 2) / games
         assert item["score"] == pytest.approx(p)
         if 0 < p < 1:
             assert item["elo"] == pytest.approx(-400 * math.log10(1 / p - 1))
         else:
             assert math.isinf(item["elo"]) and math.isfinite(item["elo_clipped"])
     assert experiment.read_tables(tmp_path / "out")["engines"] == report["engines"]
-    assert experiment.parse_engine_limit("depth=1:skill=-20") == {"depth": 1, "skill_level": -20}
-    for bad in ("depth", "nodes=many", "skill=3", "time=1"):
-        with pytest.raises(ValueError, match="engine_limits"):
-            experiment.parse_engine_limit(bad)
     with pytest.raises(ValueError, match="engine_limits"):
         dataclasses.replace(settings, engine_limits=("depth=x",))
+    if engine == "Fairy-Stockfish":  # a level Fairy-Stockfish cannot play is refused before any game
+        with pytest.raises(ValueError, match="takes no elo"):
+            experiment.play_tables(dataclasses.replace(settings, engine_limits=("depth=1:elo=1500",)), tmp_path / "o2")
+        assert not (tmp_path / "o2").exists()
+
+
+def test_engine_limits_are_parsed_and_checked_per_engine():
+    from azdb_jax.skill import experiment  # pylint: disable=g-import-not-at-top
+
+    parse = experiment.parse_engine_limit
+    assert parse("depth=1:skill=-20") == {"depth": 1, "skill_level": -20}
+    assert parse("time=0.05:elo=1350", "chess") == {"time": 0.05, "elo": 1350}
+    assert parse("nodes=100:skill=0", "chess") == {"nodes": 100, "skill_level": 0}
+    for bad in ("depth", "nodes=many", "skill=3", "time=x", "depth=1:nodes=2", "depth=1:depth=2",
+                "time=1:skill=0:elo=1500", "depth=1:level=3"):
+        with pytest.raises(ValueError, match="engine_limits"):
+            parse(bad)
+    with pytest.raises(ValueError, match="Fairy-Stockfish .gardner_chess. takes no elo"):
+        parse("depth=1:elo=1500", "gardner_chess")
+    with pytest.raises(ValueError, match="no reference engine for connect_four"):
+        parse("depth=1", "connect_four")

@@ -40,6 +40,7 @@ class BoardGame:
       states_from_boards: ``(boards, max_pieces) -> State [B]`` (no history: a puzzle's view).
       action_to_uci: ``(action id, board) -> UCI`` of a legal action.
       move_to_action: ``(chess.Move, board) -> action id`` of a legal move.
+      state_to_fen: ``state -> FEN`` of one (unbatched) state.
     """
 
     env_id: str
@@ -50,6 +51,7 @@ class BoardGame:
     states_from_boards: Callable[..., pgx.core.State]
     action_to_uci: Callable[[int, Any], str]
     move_to_action: Callable[[chess.Move, Any], int]
+    state_to_fen: Callable[[pgx.core.State], str]
 
 
 CHESS = BoardGame(
@@ -61,6 +63,7 @@ CHESS = BoardGame(
     states_from_boards=lambda boards, max_pieces: chess_interop.states_from_boards(boards, max_pieces=max_pieces),
     action_to_uci=chess_interop.action_to_uci,
     move_to_action=chess_interop.move_to_action,
+    state_to_fen=chess_interop.state_to_fen,
 )
 
 GARDNER = BoardGame(
@@ -72,6 +75,7 @@ GARDNER = BoardGame(
     states_from_boards=lambda boards, max_pieces: gardner_interop.states_from_fens([b.fen() for b in boards]),
     action_to_uci=lambda action, board: gardner_interop.action_to_uci(action, board.state),
     move_to_action=lambda move, board: gardner_interop.uci_to_action(move.uci(), board.state),
+    state_to_fen=gardner_interop.state_to_fen,
 )
 
 _GAMES = {game.env_id: game for game in (CHESS, GARDNER)}

@@ -269,13 +269,13 @@ class StockfishPlayer(_EngineUser):
     Strength is limited by ``elo`` (``UCI_LimitStrength`` + ``UCI_Elo``, checked against
     the range the engine reports, 1350..2850 for Stockfish 15.1) or by ``skill_level``
     (``Skill Level``, 0..20), not both; with neither it plays at full strength. Each move
-    searches ``nodes`` nodes or ``time`` seconds (at most one; default 0.1 s, the
-    engine's Elo calibration being by time). A board that does not continue the previous
+    searches ``nodes`` nodes, to ``depth`` plies or for ``time`` seconds (at most one;
+    default 0.1 s, the engine's Elo calibration being by time). A board that does not continue the previous
     board's game starts a new UCI game (``ucinewgame``).
 
     Args:
       path: the binary (default: ``find_stockfish``).
-      nodes, time: per-move limit.
+      nodes, depth, time: per-move limit.
       elo, skill_level: strength limit.
       threads, hash_mb: the engine's ``Threads`` and ``Hash`` (MiB).
       name: label for PGN headers; default e.g. ``"Stockfish 15.1 elo=1500"``.
@@ -283,10 +283,10 @@ class StockfishPlayer(_EngineUser):
 
     def __init__(self, path: Optional[str] = None, *, nodes: Optional[int] = None, time: Optional[float] = None,
                  elo: Optional[int] = None, skill_level: Optional[int] = None, threads: int = 1, hash_mb: int = 16,
-                 name: Optional[str] = None):
-        if nodes is None and time is None:
+                 name: Optional[str] = None, depth: Optional[int] = None):
+        if nodes is None and time is None and depth is None:
             time = 0.1
-        self.limit = make_limit(nodes=nodes, time=time)
+        self.limit = make_limit(nodes=nodes, time=time, depth=depth)
         if elo is not None and skill_level is not None:
             raise ValueError("give elo or skill_level, not both")
         _check_int("threads", threads, 1)
@@ -308,7 +308,8 @@ class StockfishPlayer(_EngineUser):
             raise
         self.elo, self.skill_level = elo, skill_level
         strength = (f" elo={elo}" if elo is not None else f" skill={skill_level}" if skill_level is not None
-                    else f" nodes={nodes}" if nodes is not None else f" time={time}s")
+                    else f" nodes={nodes}" if nodes is not None else f" depth={depth}" if depth is not None
+                    else f" time={time}s")
         self.name = name or f"{self._engine.name}{strength}"
         self._game: object = object()
         self._last: Optional[Tuple[str, List[chess.Move]]] = None

@@ -111,21 +111,52 @@ def attune(strong: str, junior: Junior, workdir, config: attuned.AttunedConfig, 
     return runner.write_run(workdir, run_config, state, params=jax.device_get(params))
 
 
-ENGINE_LIMIT_KEYS = {"depth": "depth", "nodes": "nodes", "skill": "skill_level"}
+ENGINE_LIMIT_KEYS = {"depth": "depth", "nodes": "nodes", "time": "time", "skill": "skill_level", "elo": "elo"}
+# The reference engine of each game, its name, and the strength limits it takes.
+ENGINES = {"chess": ("Stockfish", ("depth", "nodes", "time", "skill_level", "elo")),
+           "gardner_chess": ("Fairy-Stockfish", ("depth", "nodes", "time", "skill_level"))}
 
 
-def parse_engine_limit(text: str) -> Dict[str, int]:
-    """``"depth=1"``, ``"nodes=200"``, ``"depth=1:skill=-10"`` as ``FairyStockfishPlayer``
-    arguments (``depth``, ``nodes``, ``skill_level``); at least one of depth and nodes."""
-    limit: Dict[str, int] = {}
+def parse_engine_limit(text: str, game: Optional[str] = None) -> Dict[str, Any]:
+    """An engine level as the reference engine's player arguments: ``"depth=1"``,
+    ``"nodes=200"``, ``"depth=1:skill=-10"``, ``"time=0.05:elo=1350"``: exactly one of
+    depth, nodes (ints) and time (seconds), then optionally skill (Stockfish 0..20,
+    Fairy-Stockfish -20..20) or elo (Stockfish's UCI_Elo, chess only). With ``game``
+    (``chess``: Stockfish; ``gardner_chess``: Fairy-Stockfish) the keys that engine does
+    not take are refused too; the engine checks the ranges when it starts."""
+    limit: Dict[str, Any] = {}
     for part in str(text).split(":"):
         name, _, value = part.partition("=")
-        if name not in ENGINE_LIMIT_KEYS or not value.lstrip("-").isdigit():
-            raise ValueError(f"engine_limits: {text!r} is not depth=N, nodes=N and/or skill=K joined by ':'")
-        limit[ENGINE_LIMIT_KEYS[name]] = int(value)
-    if "depth" not in limit and "nodes" not in limit:
-        raise ValueError(f"engine_limits: {text!r} names neither depth nor nodes")
+        number = value.lstrip("-").replace(".", "", 1) if name == "time" else value.lstrip("-")
+        if name not in ENGINE_LIMIT_KEYS or not number.isdigit() or name in limit:
+            raise ValueError(f"engine_limits: {text!r} is not one of depth=N, nodes=N, time=S, then skill=K or "
+                             "elo=E, joined by ':'")
+        limit[ENGINE_LIMIT_KEYS[name]] = float(value) if name == "time" else int(value)
+    searches = [k for k in ("depth", "nodes", "time") if k in limit]
+    if len(searches) != 1:
+        raise ValueError(f"engine_limits: {text!r} needs exactly one of depth, nodes and time, got "
+                         f"{', '.join(searches) or 'none'}")
+    if "skill_level" in limit and "elo" in limit:
+        raise ValueError(f"engine_limits: {text!r} gives skill and elo; give one")
+    if game is not None:
+        if game not in ENGINES:
+            raise ValueError(f"engine_limits: no reference engine for {game}; engines play {', '.join(ENGINES)}")
+        engine, keys = ENGINES[game]
+        refused = [k for k in limit if k not in keys]
+        if refused:
+            raise ValueError(f"engine_limits: {text!r}: {engine} ({game}) takes no {', '.join(refused)}")
     return limit
+
+
+def engine_player(game: str, limit: str):
+    """The reference engine of ``game`` at ``limit`` (``parse_engine_limit``): Stockfish
+    for chess, Fairy-Stockfish for Gardner chess; ``player(board) -> chess.Move``."""
+    kwargs = parse_engine_limit(limit, game)
+    if game == "chess":
+        from azdb_jax.evaluation import stockfish  # pylint: disable=g-import-not-at-top
+        return stockfish.StockfishPlayer(**kwargs, name=f"Stockfish {limit}")
+    from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
+    return fairy_stockfish.FairyStockfishPlayer(**kwargs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,10 +166,10 @@ class TableSettings:
     ``attuned_hb``: runs written by ``attune``; ``games`` per match (even: both colours of
     ``games / 2`` starts of ``opening_plies`` random plies), capped at ``max_plies`` and
     adjudicated by material; ``references``: fixed opponents measuring the junior
-    (``opponents.opponents_for``); ``engine_limits``: Fairy-Stockfish levels (Gardner
-    chess; ``"depth=1"``, ``"nodes=100:skill=-10"``, see ``parse_engine_limit``) that the
-    junior and the strong player play from the same starts, for their Elo against the
-    engine; ``junior_strength=False`` skips the junior's rows (and the engine's);
+    (``opponents.opponents_for``); ``engine_limits``: levels of the game's reference
+    engine (Stockfish on chess, Fairy-Stockfish on Gardner chess; ``"depth=1"``,
+    ``"nodes=100:skill=-10"``, see ``parse_engine_limit``) that the junior and the strong
+    player play from the same starts, for their Elo against the engine; ``junior_strength=False`` skips the junior's rows (and the engine's);
     ``junior_top_k``: the expector's model of a junior (its top-k moves)."""
 
     strong: str
@@ -211,20 +242,19 @@ def _attuned_senior(run: str, env, strong, framework: str):
 
 
 def _engine_match(env, policy, params, limit: str, starts, max_plies: int, rng_key, name: str) -> Dict[str, Any]:
-    """``policy`` against Fairy-Stockfish at ``limit`` from each start with both colours;
-    games still running at ``max_plies`` count as draws. Score ± SE, W/D/L and the Elo
-    difference to the engine (± SE; ±inf at a perfect score or a whitewash)."""
+    """``policy`` against the game's reference engine (``engine_player``) at ``limit`` from
+    each start with both colours; games still running at ``max_plies`` count as draws.
+    Score ± SE, W/D/L and the Elo difference to the engine (± SE; ±inf at a perfect score
+    or a whitewash)."""
     import numpy as np  # pylint: disable=g-import-not-at-top
 
     from azdb_jax import ratings  # pylint: disable=g-import-not-at-top
-    from azdb_jax.envs import gardner_interop  # pylint: disable=g-import-not-at-top
-    from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
+    from azdb_jax.envs import board_interop  # pylint: disable=g-import-not-at-top
 
-    if env.id != "gardner_chess":
-        raise ValueError(f"engine_limits: Fairy-Stockfish levels are for gardner_chess, not {env.id}")
+    game = board_interop.for_env(env)
     count = int(starts.current_player.shape[0])
-    fens = [gardner_interop.state_to_fen(jax.tree.map(lambda x, i=i: x[i], starts)) for i in range(count)]
-    engine = fairy_stockfish.FairyStockfishPlayer(**parse_engine_limit(limit))
+    fens = [game.state_to_fen(jax.tree.map(lambda x, i=i: x[i], starts)) for i in range(count)]
+    engine = engine_player(env.id, limit)
     try:
         result = matches.play_engine_match(policy, params, engine, fens, env=env, max_plies=max_plies,
                                            rng_key=rng_key, agent_name=name)
@@ -273,6 +303,8 @@ def play_tables(settings: TableSettings, out, *, log: Log = _print) -> Dict[str,
     env = strong.env
     if junior_net.env.id != env.id:
         raise ValueError(f"junior: {junior_dir} plays '{junior_net.env.id}', {strong_dir} plays '{env.id}'")
+    for text in settings.engine_limits:  # before any game: a level the game's engine cannot play
+        parse_engine_limit(text, env.id)
     fixed = opponents.opponents_for(env.id, env)
     unknown = [name for name in settings.references if name not in fixed]
     if unknown:
@@ -376,5 +408,5 @@ DELTAS = {"alter_junior-focal_junior": ("alter_junior", "focal_junior"),
           "alter_team-focal_team": ("alter_team", "focal_team")}
 
 
-__all__ = ["DELTAS", "FOCALS", "FRAMEWORKS", "Junior", "TableSettings", "attune", "parse_engine_limit", "play_tables",
-           "read_tables", "settings_record", "split_run", "write_tables"]
+__all__ = ["DELTAS", "ENGINES", "FOCALS", "FRAMEWORKS", "Junior", "TableSettings", "attune", "engine_player",
+           "parse_engine_limit", "play_tables", "read_tables", "settings_record", "split_run", "write_tables"]
