@@ -3,8 +3,8 @@
   python benchmarks/team_profile.py --game=chess --algorithm=puct
 
 Times, each alone in one process on the same root positions (medians of ``--repeats``):
-``n1`` one search of a team of 1 (λ = 1); ``n10_nodiv`` the team of 10's network (the
-latent as 10 input planes) searching without diversity (λ = 1, no r_d); ``n10`` the team
+``n1`` one search of a team of 1 (λ = 1); ``n10_nodiv`` the team of 10's network (its
+latent a gathered per-player map in the stem) searching without diversity (λ = 1, no r_d); ``n10`` the team
 of 10 with λ_i = 0.9 and r_d in the search, as self-play runs it; and ``*_fwd`` the S + 1
 batched forward passes of each network. Prints one JSON line (milliseconds).
 """
