@@ -242,7 +242,7 @@ def test_engine_limits_are_parsed_and_checked_per_engine():
     assert parse("time=0.05:elo=1350", "chess") == {"time": 0.05, "elo": 1350}
     assert parse("nodes=100:skill=0", "chess") == {"nodes": 100, "skill_level": 0}
     for bad in ("depth", "nodes=many", "skill=3", "time=x", "depth=1:nodes=2", "depth=1:depth=2",
-                "time=1:skill=0:elo=1500", "depth=1:level=3"):
+                "time=1:skill=0:elo=1500", "depth=1:level=3", "depth=0", "time=-0.5"):
         with pytest.raises(ValueError, match="engine_limits"):
             parse(bad)
     with pytest.raises(ValueError, match="Fairy-Stockfish .gardner_chess. takes no elo"):

@@ -136,6 +136,8 @@ def parse_engine_limit(text: str, game: Optional[str] = None) -> Dict[str, Any]:
     if len(searches) != 1:
         raise ValueError(f"engine_limits: {text!r} needs exactly one of depth, nodes and time, got "
                          f"{', '.join(searches) or 'none'}")
+    if limit[searches[0]] <= 0:
+        raise ValueError(f"engine_limits: {text!r}: {searches[0]} must be positive")
     if "skill_level" in limit and "elo" in limit:
         raise ValueError(f"engine_limits: {text!r} gives skill and elo; give one")
     if game is not None:
