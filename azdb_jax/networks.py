@@ -173,7 +173,6 @@ class _AZNet(nn.Module):
     def __call__(self, obs: Array, player: Array) -> NetOutput:
         cfg = self.config
         dtype = jnp.dtype(cfg.compute_dtype)
-        latent = jax.nn.one_hot(player, self.num_players, dtype=dtype)  # [B, n]
         x = obs.astype(dtype)  # [B, H, W, C]
         if cfg.latent == "planes":
             x = _Stem(cfg.channels, self.num_players, dtype, name="stem")(x, player)  # the latent as n planes
@@ -182,6 +181,7 @@ class _AZNet(nn.Module):
         for b in range(cfg.num_blocks):
             film = None
             if cfg.latent == "film":
+                latent = jax.nn.one_hot(player, self.num_players, dtype=dtype)  # [B, n]
                 film = nn.Dense(2 * cfg.channels, dtype=dtype, name=f"film_{b}")(latent)
             x = _ResidualBlock(cfg.channels, dtype, name=f"block_{b}")(x, film)
         x = nn.relu(nn.LayerNorm(dtype=dtype, name="torso_norm")(x))

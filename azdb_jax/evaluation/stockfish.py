@@ -270,8 +270,8 @@ class StockfishPlayer(_EngineUser):
     the range the engine reports, 1350..2850 for Stockfish 15.1) or by ``skill_level``
     (``Skill Level``, 0..20), not both; with neither it plays at full strength. Each move
     searches ``nodes`` nodes, to ``depth`` plies or for ``time`` seconds (at most one;
-    default 0.1 s, the engine's Elo calibration being by time). A board that does not continue the previous
-    board's game starts a new UCI game (``ucinewgame``).
+    default 0.1 s, the engine's Elo calibration being by time). A board that does not
+    continue the previous board's game starts a new UCI game (``ucinewgame``).
 
     Args:
       path: the binary (default: ``find_stockfish``).

@@ -171,7 +171,8 @@ class TableSettings:
     (``opponents.opponents_for``); ``engine_limits``: levels of the game's reference
     engine (Stockfish on chess, Fairy-Stockfish on Gardner chess; ``"depth=1"``,
     ``"nodes=100:skill=-10"``, see ``parse_engine_limit``) that the junior and the strong
-    player play from the same starts, for their Elo against the engine; ``junior_strength=False`` skips the junior's rows (and the engine's);
+    player play from the same starts, for their Elo against the engine;
+    ``junior_strength=False`` skips the junior's rows (and the engine's);
     ``junior_top_k``: the expector's model of a junior (its top-k moves)."""
 
     strong: str
