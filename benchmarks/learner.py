@@ -36,6 +36,8 @@ _NUM_PLAYERS = flags.DEFINE_integer("num_players", 1, "Team size (latent planes 
 _CHANNELS = flags.DEFINE_integer("channels", 32, "Network channels.", lower_bound=1)
 _BLOCKS = flags.DEFINE_integer("blocks", 2, "Residual blocks.", lower_bound=0)
 _REPEATS = flags.DEFINE_integer("repeats", 5, "Timed repetitions.", lower_bound=1)
+_COMPUTE_DTYPE = flags.DEFINE_enum("compute_dtype", "float32", networks.COMPUTE_DTYPES,
+                                   "Activations' dtype (the chess presets use bfloat16).")
 
 
 def bare_step(apply_fn, optimizer: optax.GradientTransformation, params, opt_state, batch: learner.Batch):
@@ -68,7 +70,7 @@ def main(argv):
     del argv
     env = envs.make(_GAME.value)
     net_config = networks.NetworkConfig(channels=_CHANNELS.value, num_blocks=_BLOCKS.value,
-                                        value_hidden=_CHANNELS.value)
+                                        value_hidden=_CHANNELS.value, compute_dtype=_COMPUTE_DTYPE.value)
     network = networks.make_network(net_config, num_actions=env.num_actions, num_players=_NUM_PLAYERS.value)
     config = learner.LearnerConfig()  # adamw, as the CPU presets train
     optimizer = learner.make_optimizer(config)
@@ -102,7 +104,7 @@ def main(argv):
             times[name].append(time.perf_counter() - start)
     ours_s, bare_s = statistics.median(times["ours"]), statistics.median(times["bare"])
     json.dump(dict(game=_GAME.value, batch=_BATCH.value, num_players=_NUM_PLAYERS.value, channels=_CHANNELS.value,
-                   blocks=_BLOCKS.value, optimizer=config.optimizer, device=str(jax.devices()[0].platform),
+                   blocks=_BLOCKS.value, compute_dtype=_COMPUTE_DTYPE.value, optimizer=config.optimizer, device=str(jax.devices()[0].platform),
                    step_ms=round(1e3 * ours_s, 2), bare_step_ms=round(1e3 * bare_s, 2),
                    ratio=round(ours_s / bare_s, 2), examples_per_s=round(_BATCH.value / ours_s, 1)),
               sys.stdout)

@@ -61,6 +61,8 @@ _NUM_PLAYERS = flags.DEFINE_list("num_players", ["1", "10"], "Team sizes to meas
 _LAM = flags.DEFINE_float("lam", 0.9, "λ_i of players i > 0 in teams of more than one (diversity on when < 1).")
 _CHANNELS = flags.DEFINE_integer("channels", 32, "Network channels.", lower_bound=1)
 _BLOCKS = flags.DEFINE_integer("blocks", 2, "Residual blocks.", lower_bound=0)
+_COMPUTE_DTYPE = flags.DEFINE_enum("compute_dtype", "float32", networks.COMPUTE_DTYPES,
+                                   "Activations' dtype (the chess presets use bfloat16).")
 _PLIES = flags.DEFINE_integer("plies", 16, "Plies per timed self-play window.", lower_bound=1)
 _ALGORITHMS = flags.DEFINE_list("algorithms", list(search.ALGORITHMS), "Search algorithms to measure.")
 flags.DEFINE_alias("algorithm", "algorithms")
@@ -110,7 +112,7 @@ class _Setup:
         self.env = env
         self.num_players = num_players
         net_config = networks.NetworkConfig(channels=_CHANNELS.value, num_blocks=_BLOCKS.value,
-                                            value_hidden=_CHANNELS.value)
+                                            value_hidden=_CHANNELS.value, compute_dtype=_COMPUTE_DTYPE.value)
         self.network = networks.make_network(net_config, num_actions=env.num_actions, num_players=num_players)
         self.graph = matchmaking.uniform(jnp.zeros((num_players, num_players)))
         self.games = selfplay.init_selfplay(env, jax.random.PRNGKey(0), num_games=_BATCH.value, graph=self.graph)
@@ -200,7 +202,7 @@ def main(argv):
             results.append(row)
             print(json.dumps(row), file=sys.stderr)  # progress: a long run shows its rows as they come
     report = dict(game=_GAME.value, batch=batch, simulations=sims, plies=plies, channels=_CHANNELS.value,
-                  blocks=_BLOCKS.value, device=str(jax.devices()[0].platform), num_devices=jax.device_count(),
+                  blocks=_BLOCKS.value, compute_dtype=_COMPUTE_DTYPE.value, device=str(jax.devices()[0].platform), num_devices=jax.device_count(),
                   device_peak_bytes=device_peak_bytes(), results=results)
     json.dump(report, sys.stdout)
     print()

@@ -111,7 +111,8 @@ def test_team_profile_times_a_team_against_one_player():
 
 def test_learner_benchmark_compares_with_a_bare_step():
     report = _run("learner.py", "--game=tic_tac_toe", "--batch=8", "--channels=2", "--blocks=0",
-                  "--num_players=2", "--repeats=1")
+                  "--num_players=2", "--repeats=1", "--compute_dtype=bfloat16")
+    assert report["compute_dtype"] == "bfloat16"  # as the chess presets train
     assert report["step_ms"] > 0 and report["bare_step_ms"] > 0
     assert report["ratio"] == pytest.approx(report["step_ms"] / report["bare_step_ms"], rel=0.1, abs=0.02)
 
