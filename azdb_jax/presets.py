@@ -44,9 +44,12 @@ positions, ``experiments/make_gardner_puzzles.py``):
 gardner_puzzles              row (2).
 gardner_puzzles_random_split row (3): 100 puzzles held out at random.
 gardner_puzzles_ood          row (4): the mates in 3 held out.
-Rows (5)-(7) have no Gardner analogue: the packaged sets carry no solution lines,
-Gardner self-play searches with Gumbel (whose moves the visit temperature does not
-touch), and Gardner chess has no half-move clock to augment.
+gardner_puzzles_intermediate row (5): row (2) at half-move clock 0, plus the positions
+                             along each puzzle's solution line (the sets' ``Moves``).
+gardner_puzzles_exploration  row (6): row (5) with moves ∝ N^(1/10) for the first 15
+                             plies (Gumbel self-play samples too when τ ≠ 1).
+gardner_puzzles_halfmove     row (7): row (6) at clocks 0, 20, 40, 60, 80 (pgx's Gardner
+                             chess draws at 100, as chess does).
 
 AlphaZero's chess network (256 channels, 19 residual blocks) and optimiser (SGD with
 momentum 0.9, learning rate 0.2 dropped tenfold three times, L2 regularisation
@@ -197,6 +200,9 @@ PRESETS: Dict[str, Callable[[], TrainConfig]] = {
     "gardner_puzzles": _gardner_puzzles,
     "gardner_puzzles_random_split": lambda: _gardner_puzzles(split="random", test_count=100),
     "gardner_puzzles_ood": lambda: _gardner_puzzles(split="group", heldout_group="gardner:mate_in_3"),
+    "gardner_puzzles_intermediate": lambda: _gardner_puzzles(intermediate=True, halfmove_clocks=(0,)),
+    "gardner_puzzles_exploration": lambda: _exploration(_gardner_puzzles(intermediate=True, halfmove_clocks=(0,))),
+    "gardner_puzzles_halfmove": lambda: _with_clocks(_exploration(_gardner_puzzles(intermediate=True))),
 }
 
 

@@ -36,7 +36,8 @@ class SelfPlayConfig:
     sample_plies: int = 30  # k: moves ∝ visits for the first k plies of a game (AZ: 30)
     # τ of that sampling: moves ∝ N^(1/τ) (AlphaZero's temperature; 1: ∝ visits, larger:
     # flatter over the visited moves). Table 1's exploration row uses τ = 10 for k = 15.
-    # PUCT only: Gumbel self-play plays its sequential-halving action.
+    # Gumbel self-play plays its sequential-halving action, unless τ ≠ 1: then it too
+    # samples ∝ N^(1/τ) for the first k plies.
     sample_temperature: float = 1.0
 
     def __post_init__(self):
@@ -110,15 +111,18 @@ def init_selfplay(
 
 def _choose_action(rng_key: Array, out: search_lib.SearchOutput, ply: Array, *, config: SelfPlayConfig,
                    algorithm: str) -> Array:
-    """Sampling ∝ N^(1/τ) for the first k plies, then the most-visited move."""
-    if algorithm == "gumbel":
+    """PUCT: sampling ∝ N^(1/τ) for the first k plies, then the most-visited move. Gumbel:
+    sequential halving's action, except that a temperature τ ≠ 1 samples ∝ N^(1/τ) over the
+    root's visits for the first k plies (Table 1's exploration row on a Gumbel preset)."""
+    if algorithm == "gumbel" and config.sample_temperature == 1.0:
         return out.action  # sequential halving with Gumbel noise already explores
     visits = out.visits
     logits = jnp.log(visits.astype(jnp.float32))
     if config.sample_temperature != 1.0:  # τ = 1 keeps the plain visit-proportional draw, bit for bit
         logits = logits / config.sample_temperature
     sampled = jax.random.categorical(rng_key, logits)
-    return jnp.where(ply < config.sample_plies, sampled, jnp.argmax(visits, axis=-1))
+    later = out.action if algorithm == "gumbel" else jnp.argmax(visits, axis=-1)
+    return jnp.where(ply < config.sample_plies, sampled, later)
 
 
 def selfplay_iteration(

@@ -30,6 +30,7 @@ from azdb_jax.figures import matches as figures_matches
 from azdb_jax.figures import puzzle_starts as figures_puzzle_starts
 from azdb_jax.reproduction import matches as matches_group
 from azdb_jax.reproduction import puzzle_starts as puzzle_group
+from azdb_jax.reproduction import scales
 
 from conftest import figure_numbers, run_notebook, stderr_of  # pylint: disable=g-bad-import-order
 
@@ -124,8 +125,29 @@ def test_puzzle_starts_notebook_heldout_sets_and_solve_rates(ci_results):
                                                     ("az_starts_ood", "ood_train")) else None
             if arm == "az" or name == f"{arm.split('_')[-1]}_heldout":
                 expected_share = 0.0
+            if arm == "az_starts" or arm in scales.TABLE1_LOWER:  # trained from every puzzle
+                expected_share = 1.0
             if expected_share is not None:
                 assert item["trained_share"] == expected_share, (arm, name)
+    # Rows 2 and 5-7 trained from every puzzle: the whole set, then the solution lines'
+    # positions (row 5 on), each an intermediate position of its puzzle's line.
+    assert summary["sets"]["all_train"]["total"] == sum(
+        1 for k in lines if k.split(":")[0] in {s.split(":")[1] for s in scale.start_sources})
+    for arm in ("az_starts", *scales.TABLE1_LOWER):
+        workdir = pathlib.Path(ci_results) / "runs" / f"{arm}_s0"
+        manifest = json.loads((workdir / "start_positions" / "manifest.json").read_text())
+        assert not manifest["test"]
+        steps = [p for p in manifest["train"] if p["step"] > 0]
+        assert bool(steps) == (arm != "az_starts")
+        for position in steps[:20]:  # the puzzle's position after the solver's k-th move and the reply
+            fen, moves = lines[f"{position['group'].split(':')[1]}:{position['puzzle_id']}"]
+            board = GardnerBoard(fen)
+            for move in moves[:1 + 2 * position["step"]]:
+                board.push_uci(move)
+            assert board.fen() == position["fen"], position
+        config = runner.load_run_config(workdir)
+        assert config.start_positions.halfmove_clocks == ((0, 20, 40, 60, 80) if arm == "az_starts_halfmove" else (0,))
+    assert [r["arm"] for r in summary["table1"]] == [arm for _, arm, _ in puzzle_group.TABLE1]
     table1 = {(r["arm"], r["set"]): r for r in summary["table1"]}
     assert table1[("az_starts_ood", "ood_heldout")]["solve_rate"] == \
         summary["arms"]["az_starts_ood"]["sets"]["ood_heldout"]["solve_rate"]
@@ -135,7 +157,7 @@ def test_puzzle_starts_notebook_heldout_sets_and_solve_rates(ci_results):
     for n in range(2):
         numbers = figure_numbers(ci_results, f"fig4_move_values_{n}")
         assert numbers["position"]["fen"] == summary["positions"][n]["fen"]
-        assert set(numbers["arms"]) == set(puzzle_group.ARMS)
+        assert set(numbers["arms"]) == set(puzzle_group.BAR_ARMS)
         bars = summary["arms"]["az"]["bars"][n]
         assert numbers["moves"] == sorted(numbers["moves"]) and set(numbers["moves"]) <= set(bars["moves"])
     numbers = figure_numbers(ci_results, "fig20_move_values_1")
@@ -155,8 +177,9 @@ def test_puzzle_starts_move_bars_are_the_networks_view(ci_results):
         fen, line = lines[position["puzzle"]]
         assert position["solution"] == line[1::2][position["step"]]
         legal = sorted(m.uci() for m in board.legal_moves)
-        for arm, data in summary["arms"].items():
-            bars = data["bars"][index]
+        assert {arm for arm, data in summary["arms"].items() if data["bars"]} == set(puzzle_group.BAR_ARMS)
+        for arm in puzzle_group.BAR_ARMS:
+            bars = summary["arms"][arm]["bars"][index]
             assert bars["moves"] == legal
             assert bars["correct"] == [m == position["solution"] or _mates(board, m) for m in legal]
             prior = np.asarray(bars["prior"], float)

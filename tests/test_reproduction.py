@@ -33,7 +33,7 @@ def test_every_arm_has_equal_compute_and_its_own_team(name):
     scale = scales.get_scale(name)
     specs = scales.run_specs(scale)
     assert [s.name for s in specs] == [f"{s.arm}_s{s.seed}" for s in specs]
-    assert {s.arm for s in specs} == set(scales.ARMS)
+    assert {s.arm for s in specs} == set(scale.arms) <= set(scales.ARMS)
     budgets = {(s.config.run.num_iterations, s.config.run.learner_steps, s.config.selfplay.num_games,
                 s.config.selfplay.num_plies, s.config.search.num_simulations) for s in specs}
     assert len(budgets) == 1  # equal compute per arm
@@ -52,6 +52,20 @@ def test_every_arm_has_equal_compute_and_its_own_team(name):
             assert (starts.split, starts.test_count) == ("random", scale.test_count)
         if spec.arm == "az_starts_ood":
             assert (starts.split, starts.heldout_group) == ("group", scale.heldout_group)
+        if spec.arm.startswith("az_starts"):
+            assert spec.config.env.max_pieces == (32 if scale.game == "chess" else 0)
+    # Table 1 rows 2 and 5-7: every puzzle at clock 0, then each row adds one thing.
+    rows = {s.arm: s.config for s in specs if s.seed == 0}
+    if "az_starts_halfmove" in rows:
+        row2, row5, row6, row7 = (rows[a] for a in ("az_starts", *scales.TABLE1_LOWER))
+        assert row2.start_positions.split == "none" and row2.start_positions.halfmove_clocks == (0,)
+        assert not row2.start_positions.intermediate and row5.start_positions.intermediate
+        assert row5.selfplay == row2.selfplay
+        assert (row6.selfplay.sample_plies, row6.selfplay.sample_temperature) == (15, 10.0)
+        assert row6.start_positions == row5.start_positions and row7.selfplay == row6.selfplay
+        assert row7.start_positions.halfmove_clocks == (0, 20, 40, 60, 80)
+    else:  # the paper's chess list publishes no solution lines: no intermediate positions
+        assert name == "chess_fast" and not set(scales.TABLE1_LOWER) & set(rows)
 
 
 def test_cpu_scale_azdb_arm_is_the_gardner_cpu_preset():

@@ -145,6 +145,30 @@ def test_chess_start_positions_with_halfmove_augmentation():
     np.testing.assert_allclose(state.observation[0, 0, -1], int(state._x.halfmove_count) / 100.0)
 
 
+def test_gardner_start_positions_with_halfmove_augmentation():
+    from azdb_jax.envs import gardner_interop  # pylint: disable=g-import-not-at-top
+
+    env = envs.make("gardner_chess")
+    positions = gardner_interop.states_from_fens(["k4/5/5/5/3RK w - - 3 20", "2k2/P4/NR2P/5/4K b - - 4 19"])
+    init_fn = jax.jit(make_start_sampler(env, positions, initial_prob=0.0, halfmove_clocks=(20, 98)))
+    clocks = {int(init_fn(k)._halfmove_count) for k in jax.random.split(jax.random.PRNGKey(0), 16)}
+    assert clocks == {20, 98}
+    key = next(k for k in jax.random.split(jax.random.PRNGKey(1), 16) if int(init_fn(k)._halfmove_count) == 98)
+    state = init_fn(key)
+    assert gardner_interop.state_to_fen(state).split()[4] == "98"
+    np.testing.assert_allclose(state.observation[0, 0, -1], 0.98)  # pgx's no-progress plane
+    # From clock 98 two quiet moves end the game drawn by the 50-move rule (pgx's own rule).
+    fen = gardner_interop.state_to_fen(state)
+    step = jax.jit(env.step)
+    for _ in range(2):
+        assert not bool(state.terminated)
+        quiet = [m for m in gardner_interop.legal_uci_moves(state)
+                 if gardner_interop.state_to_fen(step(state, gardner_interop.uci_to_action(m, state))).split()[4]
+                 != "0"]
+        state = step(state, gardner_interop.uci_to_action(quiet[0], state))
+    assert bool(state.terminated) and np.all(np.asarray(state.rewards) == 0), fen
+
+
 @pytest.mark.parametrize("temperature", [1.0, 10.0])
 def test_sampled_moves_follow_the_visit_temperature(temperature):
     visits = jnp.float32([[0, 1, 4, 16, 0, 3]])
@@ -165,3 +189,22 @@ def test_sampled_moves_follow_the_visit_temperature(temperature):
     assert (late == 3).all()  # greedy after k plies
     with pytest.raises(ValueError, match="sample_temperature"):
         selfplay.SelfPlayConfig(sample_temperature=0.0)
+
+
+def test_gumbel_selfplay_samples_only_when_a_temperature_asks():
+    visits = jnp.float32([[0, 1, 4, 16, 0, 3]])
+    draws = 20_000
+    halving = jnp.full(draws, 2, jnp.int32)  # sequential halving's choice, not the most visited
+    out = search.SearchOutput(None, halving, *([None] * 4), visits=jnp.repeat(visits, draws, 0), qvalues=None,
+                              value=None, value_d=None)
+    keys = jax.random.PRNGKey(0)
+    early, late = jnp.zeros(draws, jnp.int32), jnp.full(draws, 15, jnp.int32)
+    plain = selfplay.SelfPlayConfig(sample_plies=15)
+    for ply in (early, late):
+        assert (np.asarray(selfplay._choose_action(keys, out, ply, config=plain, algorithm="gumbel")) == 2).all()  # pylint: disable=protected-access
+    hot = selfplay.SelfPlayConfig(sample_plies=15, sample_temperature=10.0)
+    drawn = np.asarray(selfplay._choose_action(keys, out, early, config=hot, algorithm="gumbel"))  # pylint: disable=protected-access
+    weights = np.asarray(visits[0]) ** 0.1
+    np.testing.assert_allclose(np.bincount(drawn, minlength=6) / draws, weights / weights.sum(),
+                               atol=4 * np.sqrt(0.25 / draws))
+    assert (np.asarray(selfplay._choose_action(keys, out, late, config=hot, algorithm="gumbel")) == 2).all()  # pylint: disable=protected-access

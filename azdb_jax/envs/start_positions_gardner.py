@@ -16,6 +16,8 @@ Errors name the file and line (the data loaders' ``DataFormatError``).
 import pathlib
 from typing import List, Sequence
 
+import jax
+import jax.numpy as jnp
 import pgx.core
 
 from azdb_jax.data import gardner as gardner_data
@@ -73,5 +75,13 @@ def states_from_fens(env: pgx.core.Env, fens: Sequence[str]) -> pgx.core.State:
     return gardner_interop.states_from_fens(list(fens))
 
 
+def set_halfmove_clock(env: pgx.core.Env, state: pgx.core.State, clock: jax.Array) -> pgx.core.State:
+    """The position with half-move clock ``clock`` (its observation's no-progress plane too);
+    pgx's Gardner chess draws at 100, as chess does."""
+    state = state.replace(_halfmove_count=jnp.asarray(clock, jnp.int32))  # type: ignore
+    return state.replace(observation=env.observe(state))  # type: ignore
+
+
 sp.register_fen_game("gardner_chess", sp.FenGame(load_records=load_records, line_positions=line_positions,
-                                                 states_from_fens=states_from_fens))
+                                                 states_from_fens=states_from_fens,
+                                                 set_halfmove_clock=set_halfmove_clock))

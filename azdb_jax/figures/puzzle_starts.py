@@ -1,6 +1,6 @@
 """Figures of the ``puzzle_starts`` group (paper Table 1, Fig. 4, 20) from its report.
 
-``solve_rates`` draws Table 1 as bars (solve rate ± SE per arm and puzzle set);
+``solve_rates`` draws Table 1 as bars (one per row: solve rate ± SE of its arm on its set);
 ``move_values`` draws, for one puzzle position, each arm's prior, raw value and search
 value per legal move (Fig. 4, 20), correct moves in blue and the others in red.
 """
@@ -10,10 +10,15 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 import numpy as np
 
 ARM_LABELS = {"az": "AZ", "az_starts_random": "AZ + puzzle starts (random split)",
-              "az_starts_ood": "AZ + puzzle starts (OOD split)"}
+              "az_starts_ood": "AZ + puzzle starts (OOD split)", "az_starts": "AZ + puzzle starts",
+              "az_starts_intermediate": "+ intermediate positions", "az_starts_exploration": "+ exploration",
+              "az_starts_halfmove": "+ half-move clock"}
 SET_LABELS = {"random_heldout": "random split: held out", "ood_heldout": "OOD group: held out",
-              "random_train": "random split: trained from", "ood_train": "OOD split: trained from"}
-ARM_COLOURS = {"az": "black", "az_starts_random": "tab:blue", "az_starts_ood": "tab:cyan"}
+              "random_train": "random split: trained from", "ood_train": "OOD split: trained from",
+              "all_train": "every puzzle"}
+ARM_COLOURS = {"az": "black", "az_starts_random": "tab:blue", "az_starts_ood": "tab:cyan", "az_starts": "tab:green",
+               "az_starts_intermediate": "tab:olive", "az_starts_exploration": "tab:orange",
+               "az_starts_halfmove": "tab:red"}
 CORRECT, WRONG = "tab:blue", "tab:red"
 
 
@@ -22,42 +27,39 @@ def _number(value) -> float:
 
 
 def solve_rates(report: Dict[str, Any], *, sets: Optional[Sequence[str]] = None) -> Tuple[Any, Dict[str, Any]]:
-    """Table 1: each arm's solve rate (%) on each puzzle set, ± SE; hatched bars mark sets
-    the arm trained from (its share of them is in ``numbers``).
+    """Table 1: one bar per row, its arm's solve rate (%) on its set ± SE, coloured by arm;
+    hatched where the arm trained from the set's puzzles.
 
     Returns:
       (figure, numbers): ``rates`` {arm: {set: {solve_rate, stderr, num_puzzles,
-      trained_share}}} in %, and ``table1`` (the paper's rows).
+      trained_share}}} in % for every arm and set (``sets``: default all), and ``table1``
+      (the paper's rows, as drawn).
     """
     import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
     summary = report["summary"]
-    arms = list(summary["arms"])
     names = list(sets) if sets is not None else list(next(iter(summary["arms"].values()))["sets"])
-    fig, ax = plt.subplots(figsize=(1.9 * len(names) + 2.5, 3.6), constrained_layout=True)
-    width = 0.8 / max(len(arms), 1)
     rates: Dict[str, Dict[str, Any]] = {}
-    for a, arm in enumerate(arms):
-        rates[arm] = {}
-        for s, name in enumerate(names):
-            item = summary["arms"][arm]["sets"][name]
-            rate, err = 100.0 * _number(item["solve_rate"]), 100.0 * _number(item["stderr"])
-            share = _number(item["trained_share"])
-            ax.bar(s + (a - (len(arms) - 1) / 2) * width, rate, width, yerr=0.0 if not np.isfinite(err) else err,
-                   capsize=3, color=ARM_COLOURS.get(arm, f"C{a}"), hatch="//" if share > 0 else None,
-                   edgecolor="white", label=ARM_LABELS.get(arm, arm) if s == 0 else None)
-            rates[arm][name] = {"solve_rate": rate, "stderr": err, "num_puzzles": item["num_puzzles"],
-                                "trained_share": share}
-    ax.set_xticks(range(len(names)))
-    ax.set_xticklabels([SET_LABELS.get(n, n) for n in names], fontsize=7)
+    for arm, item in summary["arms"].items():
+        rates[arm] = {name: {"solve_rate": 100.0 * _number(item["sets"][name]["solve_rate"]),
+                             "stderr": 100.0 * _number(item["sets"][name]["stderr"]),
+                             "num_puzzles": item["sets"][name]["num_puzzles"],
+                             "trained_share": _number(item["sets"][name]["trained_share"])} for name in names}
+    table1 = [{"row": r["row"], "arm": r["arm"], "set": r["set"], "solve_rate": 100.0 * _number(r["solve_rate"]),
+               "stderr": 100.0 * _number(r["stderr"]), "num_puzzles": r["num_puzzles"],
+               "trained_share": _number(r.get("trained_share"))} for r in summary["table1"]]
+    fig, ax = plt.subplots(figsize=(0.75 * len(table1) + 3.0, 4.2), constrained_layout=True)
+    for k, row in enumerate(table1):
+        err = row["stderr"] if np.isfinite(row["stderr"]) else 0.0
+        ax.bar(k, row["solve_rate"], 0.7, yerr=err, capsize=3, color=ARM_COLOURS.get(row["arm"], f"C{k}"),
+               hatch="//" if row["trained_share"] > 0 else None, edgecolor="white")
+    ax.set_xticks(range(len(table1)))
+    ax.set_xticklabels([f"{r['row']}\n[{SET_LABELS.get(r['set'], r['set'])}]" for r in table1], rotation=35,
+                       ha="right", fontsize=7)
     ax.set_ylabel("solve rate (%)")
     ax.set_ylim(0, 105)
     ax.set_title(f"Self-play from puzzle positions ({summary['num_simulations']} simulations; hatched: trained "
                  f"from)", fontsize=9)
-    ax.legend(fontsize=7)
-    table1 = [{"row": r["row"], "arm": r["arm"], "set": r["set"], "solve_rate": 100.0 * _number(r["solve_rate"]),
-               "stderr": 100.0 * _number(r["stderr"]), "num_puzzles": r["num_puzzles"]}
-              for r in summary["table1"]]
     return fig, {"units": "%", "sets": names, "rates": rates, "table1": table1}
 
 

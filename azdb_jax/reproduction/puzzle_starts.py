@@ -1,14 +1,19 @@
 """Figure group ``puzzle_starts`` (paper Table 1, Fig. 4, 20): self-play from puzzle positions.
 
-Arms: ``az`` (AlphaZero), ``az_starts_random`` and ``az_starts_ood`` (AlphaZero starting
-half its self-play games from puzzle positions, with a random and an out-of-distribution
-split of the puzzles). The puzzle sets are the splits the two runs trained with, read
-from each run's own config through ``start_positions.load_start_positions`` (the function
-its training used), so a held-out set is exactly the puzzles the run's training excluded:
+Arms: ``az`` (AlphaZero) and AlphaZero starting half its self-play games from puzzle
+positions: ``az_starts_random`` and ``az_starts_ood`` (a random and an out-of-distribution
+split of the puzzles, rows 3 and 4), ``az_starts`` (every puzzle, row 2) and, each adding
+one thing to the one before, ``az_starts_intermediate``, ``az_starts_exploration`` and
+``az_starts_halfmove`` (rows 5-7; ``reproduction.scales``; a scale without them leaves
+those rows out). The puzzle sets are the splits the runs trained with, read from each
+run's own config through ``start_positions.load_start_positions`` (the function its
+training used), so a held-out set is exactly the puzzles the run's training excluded:
 
 - ``random_heldout``: the ``test_count`` puzzles the random split holds out (Table 1 row 3);
 - ``ood_heldout``: the held-out group ``scale.heldout_group`` of the OOD split (row 4);
-- ``random_train`` / ``ood_train``: puzzles the two runs started self-play from (row 2).
+- ``random_train`` / ``ood_train``: puzzles the two split runs started self-play from;
+- ``all_train``: every puzzle, the set ``az_starts`` (and rows 5-7) started from (rows 1,
+  2, 5-7, as the paper scores them on the sets they trained from).
 
 Each set is cut to ``eval.puzzles_per_set`` puzzles (a seeded sample, source order kept;
 0: all) and every arm's network (player 0, ``eval.simulations`` simulations, its most
@@ -18,14 +23,14 @@ value (``puzzles.run_value_puzzles``, tolerance ``VALUE_TOLERANCE``). Solve rate
 with their standard error over puzzles (over seeds when an arm has several), and with the
 share of the set's puzzles that arm trained from (0 for a held-out set).
 
-Fig. 4, 20: for a few puzzle positions (``bar_positions``) every legal move with each
-arm's prior ``p(s, a)``, raw value ``v`` of the position after the move (for the side to
-move: minus the network's value there; the result if the move ends the game), the
-search's ``Q(s, a)`` and visits, and whether the move is correct (the puzzle's move, or
-any mate).
+Fig. 4, 20: for a few puzzle positions (``bar_positions``) every legal move with the
+prior ``p(s, a)`` of each arm of ``BAR_ARMS``, raw value ``v`` of the position after the
+move (for the side to move: minus the network's value there; the result if the move ends
+the game), the search's ``Q(s, a)`` and visits, and whether the move is correct (the
+puzzle's move, or any mate).
 
 Rows: ``kind = "puzzle"`` (one per arm, run, set and puzzle: solved, the moves played)
-and ``kind = "move"`` (one per arm, run, bar position and legal move).
+and ``kind = "move"`` (one per arm of ``BAR_ARMS``, run, bar position and legal move).
 """
 
 import dataclasses
@@ -43,19 +48,25 @@ from azdb_jax.envs import board_interop
 from azdb_jax.envs import start_positions as start_positions_lib
 from azdb_jax.evaluation import loading, puzzles, solvers
 from azdb_jax.evaluation.team import SolverOutput
+from azdb_jax.reproduction import scales
 from azdb_jax.reproduction.results import Results, RunInfo, stderr
 
-ARMS = ("az", "az_starts_random", "az_starts_ood")
-STARTS_ARMS = {"random": "az_starts_random", "ood": "az_starts_ood"}
-SETS = ("random_heldout", "ood_heldout", "random_train", "ood_train")
+ARMS = ("az", "az_starts_random", "az_starts_ood", "az_starts", *scales.TABLE1_LOWER)
+BAR_ARMS = ("az", "az_starts_random", "az_starts_ood")  # Fig. 4, 20
+STARTS_ARMS = {"random": "az_starts_random", "ood": "az_starts_ood", "all": "az_starts"}  # split -> its arm
+SETS = ("random_heldout", "ood_heldout", "random_train", "ood_train", "all_train")
 SEED = 0
 VALUE_TOLERANCE = puzzles.DEFAULT_THRESHOLDS[0]
 # Table 1 rows: (label, arm, set)
 TABLE1 = (("(1) AZ, random split's test set", "az", "random_heldout"),
           ("(1) AZ, OOD held-out group", "az", "ood_heldout"),
-          ("(2) self-play from puzzles (its training puzzles)", "az_starts_random", "random_train"),
+          ("(1) AZ, every puzzle", "az", "all_train"),
+          ("(2) self-play from puzzles", "az_starts", "all_train"),
           ("(3) in distribution (random split, held out)", "az_starts_random", "random_heldout"),
-          ("(4) out of distribution (held-out group)", "az_starts_ood", "ood_heldout"))
+          ("(4) out of distribution (held-out group)", "az_starts_ood", "ood_heldout"),
+          ("(5) + intermediate positions", "az_starts_intermediate", "all_train"),
+          ("(6) + exploration", "az_starts_exploration", "all_train"),
+          ("(7) + half-move clock", "az_starts_halfmove", "all_train"))
 
 
 def puzzle_key(record: start_positions_lib.PuzzleRecord) -> str:
@@ -67,8 +78,8 @@ def split_of(run: RunInfo, env_id: str) -> start_positions_lib.StartPositionSet:
     """The run's train/test split, recomputed by ``start_positions.load_start_positions``
     from the run's own ``start_positions`` config."""
     config = runner.load_run_config(run.workdir)
-    if not config.start_positions.sources or config.start_positions.split == "none":
-        raise ValueError(f"{run.workdir}: the run trained from no split of start positions")
+    if not config.start_positions.sources:
+        raise ValueError(f"{run.workdir}: the run trained from no start positions")
     return start_positions_lib.load_start_positions(env_id, config.start_positions)
 
 
@@ -109,13 +120,14 @@ def load_puzzles(records: Sequence[start_positions_lib.PuzzleRecord], variant: s
 def puzzle_sets(results: Results, splits: Dict[str, start_positions_lib.StartPositionSet]
                 ) -> Dict[str, Dict[str, Any]]:
     """Every set of ``SETS``: its records (cut to ``eval.puzzles_per_set``) and its size before.
-    ``splits``: ``{arm: split_of(its first run)}`` of the two puzzle-start arms."""
+    ``splits``: ``{arm: split_of(its first run)}`` of the puzzle-start arms."""
     out = {}
     for split, arm in STARTS_ARMS.items():
         positions = splits[arm]
         for kind, records in (("heldout", positions.heldout_records), ("train", positions.train_records)):
-            out[f"{split}_{kind}"] = {"records": subset(records, results.scale.eval.puzzles_per_set),
-                                      "total": len(records), "split_arm": arm}
+            if f"{split}_{kind}" in SETS:
+                out[f"{split}_{kind}"] = {"records": subset(records, results.scale.eval.puzzles_per_set),
+                                          "total": len(records), "split_arm": arm}
     return out
 
 
@@ -279,7 +291,8 @@ def evaluate(results: Results) -> dict:
     start = time.perf_counter()
     sizes = results.scale.eval
     variant = board_interop.for_env(results.scale.game).variant
-    splits = {arm: split_of(results.first_run(arm), results.scale.game) for arm in STARTS_ARMS.values()}
+    evaluated = [arm for arm in ARMS if arm in results.scale.arms]
+    splits = {arm: split_of(results.first_run(arm), results.scale.game) for arm in evaluated if arm != "az"}
     sets = puzzle_sets(results, splits)
     files: Dict[str, Dict[str, Any]] = {}
     loaded = {name: load_puzzles(item["records"], variant, files) for name, item in sets.items()}
@@ -289,7 +302,7 @@ def evaluate(results: Results) -> dict:
     arms: Dict[str, Dict[str, Any]] = {}
     programs: Dict[Any, Any] = {}
     batch_size = max(1, min(16, max(len(loaded[name][1]) for name in SETS)))
-    for arm in ARMS:
+    for arm in evaluated:
         found = results.runs(arm)
         if not found:
             results.first_run(arm)  # ResultsError saying how to train it
@@ -318,7 +331,7 @@ def evaluate(results: Results) -> dict:
                 for key, flag, moves in zip(keys, flags, played):
                     rows.append({"kind": "puzzle", "arm": arm, "run": run.name, "set": name, "puzzle": key,
                                  "solved": int(flag), "trained_on": key in trained, "moves": moves})
-            if run_index == 0 and positions:
+            if run_index == 0 and positions and arm in BAR_ARMS:
                 boards = [position["_puzzle"].board_at(position["_step"]) for position in positions]
                 views = solver.move_bars(boards)
                 for index, (position, out) in enumerate(zip(positions, views)):
@@ -345,7 +358,8 @@ def evaluate(results: Results) -> dict:
         arms[arm] = {"sets": summary_sets, "bars": bars}
     table1 = [{"row": label, "arm": arm, "set": name, "solve_rate": arms[arm]["sets"][name]["solve_rate"],
                "stderr": arms[arm]["sets"][name]["stderr"], "num_puzzles": arms[arm]["sets"][name]["num_puzzles"],
-               "trained_share": arms[arm]["sets"][name]["trained_share"]} for label, arm, name in TABLE1]
+               "trained_share": arms[arm]["sets"][name]["trained_share"]} for label, arm, name in TABLE1
+              if arm in arms]
     summary = {
         "game": results.scale.game, "num_simulations": sizes.simulations, "puzzles_per_set": sizes.puzzles_per_set,
         "seed": SEED, "heldout_group": results.scale.heldout_group, "test_count": results.scale.test_count,
@@ -360,5 +374,5 @@ def evaluate(results: Results) -> dict:
     return results.read_report("puzzle_starts")
 
 
-__all__ = ["ARMS", "SETS", "TABLE1", "evaluate", "split_of", "subset", "puzzle_sets", "load_puzzles",
+__all__ = ["ARMS", "BAR_ARMS", "SETS", "TABLE1", "evaluate", "split_of", "subset", "puzzle_sets", "load_puzzles",
            "bar_positions", "PlayerZeroSearch", "puzzle_key", "stderr"]

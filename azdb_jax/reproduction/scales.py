@@ -10,7 +10,14 @@ self-play and learner budget (equal compute per arm, as in the paper's compariso
   network, the same latents and matchmaking, no diversity reward);
 - ``az_starts_random`` / ``az_starts_ood``: AlphaZero starting half its self-play games
   from puzzle positions, with a random and an out-of-distribution held-out split
-  (paper Table 1 rows 3 and 4).
+  (paper Table 1 rows 3 and 4);
+- ``az_starts``: AlphaZero starting half its games from every puzzle, each at half-move
+  clock 0 (row 2), and the paper's three additions, each on top of the one before (rows
+  5-7, App. C.3): ``az_starts_intermediate`` also starts from the positions along each
+  puzzle's solution line; ``az_starts_exploration`` samples its moves ∝ N^(1/10) for the
+  first 15 plies; ``az_starts_halfmove`` draws each puzzle position's clock from
+  0, 20, 40, 60, 80. A scale whose puzzles have no solution lines (``chess_fast``: the
+  paper's list publishes none) leaves rows 5-7 out (``Scale.arms``).
 
 ``ci`` is minutes on 2 CPU cores (the notebooks execute on it in the test suite); ``cpu``
 is Gardner chess sized for a laptop overnight; ``chess_fast`` is the paper's fast chess
@@ -18,12 +25,15 @@ configuration for accelerators.
 """
 
 import dataclasses
-from typing import Dict, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 from azdb_jax import config as config_lib
 from azdb_jax import presets
 
-ARMS = ("az", "azdb", "control", "az_starts_random", "az_starts_ood")
+ARMS = ("az", "azdb", "control", "az_starts_random", "az_starts_ood", "az_starts", "az_starts_intermediate",
+        "az_starts_exploration", "az_starts_halfmove")
+TABLE1_LOWER = ("az_starts_intermediate", "az_starts_exploration", "az_starts_halfmove")  # rows 5-7
+HALFMOVE_CLOCKS = (0, 20, 40, 60, 80)  # row 7's clocks (App. C.3)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +83,7 @@ class Scale:
       test_count: puzzles the random split holds out.
       eval: evaluation sizes.
       description: one line for the manifest and the console.
+      arms: the arms this scale trains (every arm of ``ARMS`` unless said).
     """
 
     name: str
@@ -88,6 +99,7 @@ class Scale:
     test_count: int
     eval: EvalSizes
     description: str
+    arms: Tuple[str, ...] = ARMS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +144,8 @@ SCALES: Dict[str, Scale] = {
         eval=EvalSizes(simulations=400, scaling_simulations=(100, 200, 400, 800), puzzles_per_set=1000,
                        positions=500, openings=12, occupancy_games=128, match_games=128, max_plies=300,
                        engine_nodes=10_000, trials=(1, 2, 3, 4, 5)),
-        description="chess, the paper's fast configuration (accelerators)"),
+        description="chess, the paper's fast configuration (accelerators)",
+        arms=tuple(a for a in ARMS if a not in TABLE1_LOWER)),
 }
 
 
@@ -150,14 +163,28 @@ def _arm_overrides(scale: Scale, arm: str, seed: int) -> Sequence[str]:
     }
     if arm in team:
         return (*team[arm], f"run.seed={seed}")
-    if arm in ("az_starts_random", "az_starts_ood"):
-        split = (("start_positions.split=random", f"start_positions.test_count={scale.test_count}")
-                 if arm == "az_starts_random" else
-                 ("start_positions.split=group", f"start_positions.heldout_group={scale.heldout_group}"))
-        sources = "[" + ",".join(f'"{s}"' for s in scale.start_sources) + "]"
-        return (*team["az"], f"run.seed={seed}", f"start_positions.sources={sources}",
-                "start_positions.initial_prob=0.5", *split)
-    raise ValueError(f"unknown arm {arm!r}; arms: {', '.join(ARMS)}")
+    if arm not in ARMS:
+        raise ValueError(f"unknown arm {arm!r}; arms: {', '.join(ARMS)}")
+    sources = "[" + ",".join(f'"{s}"' for s in scale.start_sources) + "]"
+    starts = (*team["az"], f"run.seed={seed}", f"start_positions.sources={sources}",
+              "start_positions.initial_prob=0.5")
+    if scale.game == "chess":
+        starts += ("env.max_pieces=32",)  # some Penrose positions have more than 16 pieces a side
+    if arm == "az_starts_random":
+        return (*starts, "start_positions.split=random", f"start_positions.test_count={scale.test_count}")
+    if arm == "az_starts_ood":
+        return (*starts, "start_positions.split=group", f"start_positions.heldout_group={scale.heldout_group}")
+    # Table 1 rows 2 and 5-7: every puzzle, introduced at half-move clock 0 (App. C.3), then
+    # each row adds one thing to the row before.
+    rows = ["az_starts", *TABLE1_LOWER]
+    added = {"az_starts": ("start_positions.halfmove_clocks=[0]",),
+             "az_starts_intermediate": ("start_positions.intermediate=true",),
+             "az_starts_exploration": ("selfplay.sample_plies=15", "selfplay.sample_temperature=10.0"),
+             "az_starts_halfmove": ("start_positions.halfmove_clocks=" + str(list(HALFMOVE_CLOCKS)),)}
+    out = starts
+    for row in rows[:rows.index(arm) + 1]:
+        out += added[row]
+    return out
 
 
 def arm_config(scale: Scale, arm: str, seed: int) -> config_lib.TrainConfig:
@@ -166,10 +193,10 @@ def arm_config(scale: Scale, arm: str, seed: int) -> config_lib.TrainConfig:
     return config_lib.apply_overrides(base, (*scale.overrides, *_arm_overrides(scale, arm, seed)))
 
 
-def run_specs(scale: Scale, arms: Sequence[str] = ARMS) -> Tuple[RunSpec, ...]:
-    """Every run of ``scale`` (``<arm>_s<seed>``), in training order."""
+def run_specs(scale: Scale, arms: Optional[Sequence[str]] = None) -> Tuple[RunSpec, ...]:
+    """Every run of ``scale`` (``<arm>_s<seed>``; ``arms``: default the scale's), in training order."""
     specs = []
-    for arm in arms:
+    for arm in scale.arms if arms is None else arms:
         seeds = scale.puzzle_seeds if arm.startswith("az_starts") else scale.seeds
         for seed in seeds:
             specs.append(RunSpec(f"{arm}_s{seed}", arm, seed, arm_config(scale, arm, seed)))
