@@ -33,7 +33,6 @@ from azdb_jax import presets
 ARMS = ("az", "azdb", "control", "az_starts_random", "az_starts_ood", "az_starts", "az_starts_intermediate",
         "az_starts_exploration", "az_starts_halfmove")
 TABLE1_LOWER = ("az_starts_intermediate", "az_starts_exploration", "az_starts_halfmove")  # rows 5-7
-HALFMOVE_CLOCKS = (0, 20, 40, 60, 80)  # row 7's clocks (App. C.3)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,7 +179,7 @@ def _arm_overrides(scale: Scale, arm: str, seed: int) -> Sequence[str]:
     added = {"az_starts": ("start_positions.halfmove_clocks=[0]",),
              "az_starts_intermediate": ("start_positions.intermediate=true",),
              "az_starts_exploration": ("selfplay.sample_plies=15", "selfplay.sample_temperature=10.0"),
-             "az_starts_halfmove": ("start_positions.halfmove_clocks=" + str(list(HALFMOVE_CLOCKS)),)}
+             "az_starts_halfmove": ("start_positions.halfmove_clocks=" + str(list(presets.HALFMOVE_CLOCKS)),)}
     out = starts
     for row in rows[:rows.index(arm) + 1]:
         out += added[row]
