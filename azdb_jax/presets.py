@@ -164,10 +164,13 @@ GARDNER_PUZZLE_SETS = ("gardner:mate_in_1", "gardner:mate_in_2", "gardner:mate_i
 HALFMOVE_CLOCKS = (0, 20, 40, 60, 80)
 
 
+EXPLORATION_PLIES, EXPLORATION_TEMPERATURE = 15, 10.0  # Table 1 row (6), App. C.3
+
+
 def _exploration(config: TrainConfig) -> TrainConfig:
     """Table 1 row (6): moves ∝ N^(1/10) for the first 15 plies, greedy after."""
-    return dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, sample_plies=15,
-                                                                    sample_temperature=10.0))
+    return dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, sample_plies=EXPLORATION_PLIES,
+                                                                    sample_temperature=EXPLORATION_TEMPERATURE))
 
 
 def _with_clocks(config: TrainConfig) -> TrainConfig:

@@ -178,7 +178,8 @@ def _arm_overrides(scale: Scale, arm: str, seed: int) -> Sequence[str]:
     rows = ["az_starts", *TABLE1_LOWER]
     added = {"az_starts": ("start_positions.halfmove_clocks=[0]",),
              "az_starts_intermediate": ("start_positions.intermediate=true",),
-             "az_starts_exploration": ("selfplay.sample_plies=15", "selfplay.sample_temperature=10.0"),
+             "az_starts_exploration": (f"selfplay.sample_plies={presets.EXPLORATION_PLIES}",
+                                       f"selfplay.sample_temperature={presets.EXPLORATION_TEMPERATURE}"),
              "az_starts_halfmove": ("start_positions.halfmove_clocks=" + str(list(presets.HALFMOVE_CLOCKS)),)}
     out = starts
     for row in rows[:rows.index(arm) + 1]:
