@@ -151,9 +151,29 @@ def test_puzzle_starts_notebook_heldout_sets_and_solve_rates(ci_results):
     table1 = {(r["arm"], r["set"]): r for r in summary["table1"]}
     assert table1[("az_starts_ood", "ood_heldout")]["solve_rate"] == \
         summary["arms"]["az_starts_ood"]["sets"]["ood_heldout"]["solve_rate"]
+    # Each row's paired differences (from AZ; rows 5-7 also from the row before), recomputed
+    # from the solve flags of the same puzzles.
+    def flags(arm, name):
+        return np.array([r["solved"] for r in puzzle_rows if r["arm"] == arm and r["set"] == name], float)
+
+    previous = {"az_starts_intermediate": "az_starts", "az_starts_exploration": "az_starts_intermediate",
+                "az_starts_halfmove": "az_starts_exploration"}
+    for row in summary["table1"]:
+        for key, base in (("vs_az", None if row["arm"] == "az" else "az"), ("vs_previous", previous.get(row["arm"]))):
+            if base is None:
+                assert row[key] is None, (row["row"], key)
+                continue
+            gaps = flags(row["arm"], row["set"]) - flags(base, row["set"])
+            assert row[key]["against"] == base and row[key]["stderr_over"] == "puzzles (paired)"
+            assert row[key]["difference"] == pytest.approx(np.mean(gaps))
+            assert row[key]["stderr"] == pytest.approx(stderr_of(gaps), nan_ok=True)
     numbers = figure_numbers(ci_results, "table1_puzzle_starts")
     for row in numbers["table1"]:
         assert row["solve_rate"] == pytest.approx(100 * table1[(row["arm"], row["set"])]["solve_rate"])
+        source = table1[(row["arm"], row["set"])]["vs_az"]
+        assert (row["vs_az"] is None) == (source is None)
+        if source is not None:
+            assert row["vs_az"]["difference"] == pytest.approx(100 * source["difference"])
     for n in range(2):
         numbers = figure_numbers(ci_results, f"fig4_move_values_{n}")
         assert numbers["position"]["fen"] == summary["positions"][n]["fen"]
@@ -404,8 +424,24 @@ def _puzzle_report():
     position = {"figure": "fig4", "set": "ood_heldout", "puzzle": "mate_in_3:x", "step": 0,
                 "fen": "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1", "solution": "b1c3"}
     table1 = [{"row": "(4) OOD", "arm": "az_starts_ood", "set": "ood_heldout", "solve_rate": 0.2, "stderr": 0.1,
-               "num_puzzles": 10}]
+               "num_puzzles": 10,
+               "vs_az": {"against": "az", "difference": 0.05, "stderr": 0.02, "stderr_over": "puzzles (paired)"}}]
     return {"summary": {"arms": arms, "positions": [position], "table1": table1, "num_simulations": 8}, "rows": []}
+
+
+def test_paired_difference_over_puzzles_then_over_seeds():
+    # one seed each: per-puzzle gaps [1, 0, -1, 1] -> mean 0.25, SE = std([1,0,-1,1], ddof=1) / 2
+    one = puzzle_group.paired_difference([[True, False, False, True]], [[False, False, True, False]], "az")
+    assert one["against"] == "az" and one["stderr_over"] == "puzzles (paired)"
+    assert one["difference"] == pytest.approx(0.25)
+    assert one["stderr"] == pytest.approx(np.sqrt((0.75 ** 2 * 2 + 0.25 ** 2 + 1.25 ** 2) / 3) / 2)
+    # an arm with two seeds against one seed: the arm's mean flag per puzzle, still paired by puzzle
+    mixed = puzzle_group.paired_difference([[True, True], [False, True]], [[False, True]], "az")
+    assert mixed["difference"] == pytest.approx(0.25) and mixed["stderr_over"] == "puzzles (paired)"
+    # two seeds each: seed k against seed k (rates 0.5, 1.0 against 0.5, 0.0): gaps 0, 1
+    seeds = puzzle_group.paired_difference([[True, False], [True, True]], [[False, True], [False, False]], "az")
+    assert seeds["stderr_over"] == "seeds" and seeds["difference"] == pytest.approx(0.5)
+    assert seeds["stderr"] == pytest.approx(0.5)
 
 
 def test_puzzle_starts_figures_show_the_report():
@@ -414,6 +450,9 @@ def test_puzzle_starts_figures_show_the_report():
     assert numbers["rates"]["az"]["random_train"] == {"solve_rate": 90.0, "stderr": 10.0, "num_puzzles": 10,
                                                       "trained_share": 1.0}
     assert numbers["table1"][0]["solve_rate"] == 20.0 and numbers["sets"][0] == "random_heldout"
+    assert numbers["table1"][0]["vs_az"] == {"against": "az", "difference": pytest.approx(5.0),
+                                             "stderr": pytest.approx(2.0), "stderr_over": "puzzles (paired)"}
+    assert numbers["table1"][0]["vs_previous"] is None  # a report without it
     _, numbers = figures_puzzle_starts.move_values(report, 0)
     assert numbers["moves"] == ["a2a3", "b1c3", "e1d2"] and numbers["correct"] == [False, True, False]
     np.testing.assert_allclose(numbers["arms"]["az_starts_ood"]["prior"], [0.1, 0.8, 0.1])

@@ -1,6 +1,7 @@
 """Figures of the ``puzzle_starts`` group (paper Table 1, Fig. 4, 20) from its report.
 
-``solve_rates`` draws Table 1 as bars (one per row: solve rate ± SE of its arm on its set);
+``solve_rates`` draws Table 1 as bars (one per row: solve rate ± SE of its arm on its set,
+and its paired difference from AZ);
 ``move_values`` draws, for one puzzle position, each arm's prior, raw value and search
 value per legal move (Fig. 4, 20), correct moves in blue and the others in red.
 """
@@ -26,14 +27,22 @@ def _number(value) -> float:
     return float("nan") if value is None else float(value)
 
 
+def _percent_difference(item: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    if item is None:
+        return None
+    return {**item, "difference": 100.0 * _number(item["difference"]), "stderr": 100.0 * _number(item["stderr"])}
+
+
 def solve_rates(report: Dict[str, Any], *, sets: Optional[Sequence[str]] = None) -> Tuple[Any, Dict[str, Any]]:
     """Table 1: one bar per row, its arm's solve rate (%) on its set ± SE, coloured by arm;
-    hatched where the arm trained from the set's puzzles.
+    hatched where the arm trained from the set's puzzles; above each bar but AZ's, its paired
+    difference from AZ on the same puzzles (points ± SE).
 
     Returns:
       (figure, numbers): ``rates`` {arm: {set: {solve_rate, stderr, num_puzzles,
       trained_share}}} in % for every arm and set (``sets``: default all), and ``table1``
-      (the paper's rows, as drawn).
+      (the paper's rows, as drawn, each with ``vs_az`` and ``vs_previous``: the paired
+      difference in points and its SE, or None).
     """
     import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
@@ -47,12 +56,18 @@ def solve_rates(report: Dict[str, Any], *, sets: Optional[Sequence[str]] = None)
                              "trained_share": _number(item["sets"][name]["trained_share"])} for name in names}
     table1 = [{"row": r["row"], "arm": r["arm"], "set": r["set"], "solve_rate": 100.0 * _number(r["solve_rate"]),
                "stderr": 100.0 * _number(r["stderr"]), "num_puzzles": r["num_puzzles"],
-               "trained_share": _number(r.get("trained_share"))} for r in summary["table1"]]
+               "trained_share": _number(r.get("trained_share")),
+               **{key: _percent_difference(r.get(key)) for key in ("vs_az", "vs_previous")}}
+              for r in summary["table1"]]
     fig, ax = plt.subplots(figsize=(0.75 * len(table1) + 3.0, 4.2), constrained_layout=True)
     for k, row in enumerate(table1):
         err = row["stderr"] if np.isfinite(row["stderr"]) else 0.0
         ax.bar(k, row["solve_rate"], 0.7, yerr=err, capsize=3, color=ARM_COLOURS.get(row["arm"], f"C{k}"),
                hatch="//" if row["trained_share"] > 0 else None, edgecolor="white")
+        if row["vs_az"] is not None:  # the paired difference from AZ on the same puzzles
+            ax.annotate(f"{row['vs_az']['difference']:+.0f}±{_number(row['vs_az']['stderr']):.0f}",
+                        (k, row["solve_rate"] + err), xytext=(0, 3), textcoords="offset points", ha="center",
+                        fontsize=6)
     ax.set_xticks(range(len(table1)))
     ax.set_xticklabels([f"{r['row']}\n[{SET_LABELS.get(r['set'], r['set'])}]" for r in table1], rotation=35,
                        ha="right", fontsize=7)

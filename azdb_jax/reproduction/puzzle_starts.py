@@ -21,7 +21,10 @@ visited move) solves every set: multi-step puzzles as on Lichess (``puzzles.run_
 every solver move must be right; a mating move always is), the paper's value puzzles by
 value (``puzzles.run_value_puzzles``, tolerance ``VALUE_TOLERANCE``). Solve rates come
 with their standard error over puzzles (over seeds when an arm has several), and with the
-share of the set's puzzles that arm trained from (0 for a held-out set).
+share of the set's puzzles that arm trained from (0 for a held-out set). Each Table 1 row
+also carries its difference from AZ on the same puzzles (``vs_az``) and, for rows 5-7, from
+the row before it (``vs_previous``): paired over puzzles with one seed, over seeds with
+several (``paired_difference``).
 
 Fig. 4, 20: for a few puzzle positions (``bar_positions``) every legal move with the
 prior ``p(s, a)`` of each arm of ``BAR_ARMS``, raw value ``v`` of the position after the
@@ -57,6 +60,9 @@ STARTS_ARMS = {"random": "az_starts_random", "ood": "az_starts_ood", "all": "az_
 SETS = ("random_heldout", "ood_heldout", "random_train", "ood_train", "all_train")
 SEED = 0
 VALUE_TOLERANCE = puzzles.DEFAULT_THRESHOLDS[0]
+# Rows 5-7 each add one thing to the row before: the arm a row is compared with besides AZ.
+_CHAIN = ("az_starts", *scales.TABLE1_LOWER)
+PREVIOUS_ROW = dict(zip(_CHAIN[1:], _CHAIN[:-1]))
 # Table 1 rows: (label, arm, set)
 TABLE1 = (("(1) AZ, random split's test set", "az", "random_heldout"),
           ("(1) AZ, OOD held-out group", "az", "ood_heldout"),
@@ -283,6 +289,23 @@ class PlayerZeroSearch:
         return out
 
 
+def paired_difference(flags: Sequence[Sequence[bool]], base_flags: Sequence[Sequence[bool]],
+                      base: str) -> Dict[str, Any]:
+    """An arm's solve rate minus ``base``'s on the same puzzles, each given one list of
+    solve flags per run (seed). With several seeds in both arms, seed k against seed k and
+    the standard error over those seed pairs; otherwise each puzzle's flag (mean over
+    the arm's seeds) against its flag for ``base``, the standard error over puzzles (paired)."""
+    pairs = min(len(flags), len(base_flags))
+    if pairs > 1:
+        gaps = [float(np.mean(flags[k]) - np.mean(base_flags[k])) for k in range(pairs)]
+        over = "seeds"
+    else:
+        gaps = np.mean(np.asarray(flags, float), axis=0) - np.mean(np.asarray(base_flags, float), axis=0)
+        over = "puzzles (paired)"
+    return {"against": base, "difference": float(np.mean(gaps)) if len(gaps) else float("nan"),
+            "stderr": stderr(gaps), "stderr_over": over}
+
+
 # ------------------------------------------------------------------ the group
 
 
@@ -301,6 +324,7 @@ def evaluate(results: Results) -> dict:
     names: List[str] = []
     arms: Dict[str, Dict[str, Any]] = {}
     programs: Dict[Any, Any] = {}
+    flags_of: Dict[Tuple[str, str], List[List[bool]]] = {}  # (arm, set) -> one list of flags per run
     batch_size = max(1, min(16, max(len(loaded[name][1]) for name in SETS)))
     for arm in evaluated:
         found = results.runs(arm)
@@ -356,10 +380,20 @@ def evaluate(results: Results) -> dict:
                 "trained_share": float(np.mean([k in trained for k in keys])) if keys else float("nan"),
             }
         arms[arm] = {"sets": summary_sets, "bars": bars}
-    table1 = [{"row": label, "arm": arm, "set": name, "solve_rate": arms[arm]["sets"][name]["solve_rate"],
-               "stderr": arms[arm]["sets"][name]["stderr"], "num_puzzles": arms[arm]["sets"][name]["num_puzzles"],
-               "trained_share": arms[arm]["sets"][name]["trained_share"]} for label, arm, name in TABLE1
-              if arm in arms]
+        flags_of.update({(arm, name): entry["flags"] for name, entry in per_set.items()})
+
+    def table1_row(label: str, arm: str, name: str) -> Dict[str, Any]:
+        def versus(base: Optional[str]) -> Optional[Dict[str, Any]]:
+            if base is None or base == arm or base not in arms:
+                return None
+            return paired_difference(flags_of[(arm, name)], flags_of[(base, name)], base)
+
+        item = arms[arm]["sets"][name]
+        return {"row": label, "arm": arm, "set": name, "solve_rate": item["solve_rate"], "stderr": item["stderr"],
+                "num_puzzles": item["num_puzzles"], "trained_share": item["trained_share"],
+                "vs_az": versus("az"), "vs_previous": versus(PREVIOUS_ROW.get(arm))}
+
+    table1 = [table1_row(*row) for row in TABLE1 if row[1] in arms]
     summary = {
         "game": results.scale.game, "num_simulations": sizes.simulations, "puzzles_per_set": sizes.puzzles_per_set,
         "seed": SEED, "heldout_group": results.scale.heldout_group, "test_count": results.scale.test_count,
@@ -374,5 +408,5 @@ def evaluate(results: Results) -> dict:
     return results.read_report("puzzle_starts")
 
 
-__all__ = ["ARMS", "BAR_ARMS", "SETS", "TABLE1", "evaluate", "split_of", "subset", "puzzle_sets", "load_puzzles",
+__all__ = ["ARMS", "BAR_ARMS", "SETS", "TABLE1", "PREVIOUS_ROW", "evaluate", "paired_difference", "split_of", "subset", "puzzle_sets", "load_puzzles",
            "bar_positions", "PlayerZeroSearch", "puzzle_key", "stderr"]
