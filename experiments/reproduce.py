@@ -1,11 +1,12 @@
 """Train and evaluate every run the figure notebooks need, at one scale, into one folder.
 
     python experiments/reproduce.py --scale=ci --out=results/ci            # minutes on 2 CPU cores
-    python experiments/reproduce.py --scale=cpu --out=results/cpu          # Gardner chess, a laptop overnight
+    python experiments/reproduce.py --scale=cpu --out=results/cpu --jobs=2 # Gardner chess, a laptop overnight
     python experiments/reproduce.py --scale=chess_fast --out=results/chess # chess, accelerators
 
 Stages: ``train`` (every run of the scale, ``azdb_jax.reproduction.scales``; finished runs
-are skipped, interrupted ones resume from their latest checkpoint) then ``eval`` (every
+are skipped, interrupted ones resume from their latest checkpoint; ``--jobs=N`` trains N
+at once, each in its own process) then ``eval`` (every
 figure group, ``azdb_jax.reproduction.GROUPS``; a group whose report exists is skipped
 unless ``--force``). ``DIR/manifest.json`` records which run feeds which figure, the
 library version and the seconds each part took. Then open a notebook of ``colabs/`` with
@@ -27,6 +28,9 @@ _SCALE = flags.DEFINE_enum("scale", "ci", ["ci", "cpu", "chess_fast"], "How larg
 _OUT = flags.DEFINE_string("out", None, "The results folder (default results/<scale>).")
 _STAGES = flags.DEFINE_list("stages", ["train", "eval"], "Stages to run: train, eval.")
 _RUNS = flags.DEFINE_list("runs", [], "Train only these runs (names like azdb_s0; default all).")
+_JOBS = flags.DEFINE_integer("jobs", 1, "Runs trained at once, each in its own process (its console in "
+                             "runs/<run>/train.log); more throughput from a multi-core CPU than one at a time.",
+                             lower_bound=1)
 _GROUPS = flags.DEFINE_list("groups", [], "Evaluate only these figure groups (default all).")
 _FORCE = flags.DEFINE_bool("force", False, "Re-evaluate groups whose report exists.")
 
@@ -52,7 +56,7 @@ def main(argv: List[str]) -> None:
     print(f"{results.scale.name}: {results.scale.description}")
     print(f"results: {out}  ({len(names)} runs: {', '.join(names)})")
     if "train" in _STAGES.value:
-        reproduction.train_runs(results, _RUNS.value or None)
+        reproduction.train_runs(results, _RUNS.value or None, jobs=_JOBS.value)
     if "eval" in _STAGES.value:
         for group in groups:
             if results.has_report(group) and not _FORCE.value:

@@ -1,14 +1,16 @@
 """The reproduction's scales, results folder and Gardner start positions."""
 
+import dataclasses
 import importlib
 import json
 import pathlib
+import shutil
 
 import jax
 import numpy as np
 import pytest
 
-from azdb_jax import presets, reproduction
+from azdb_jax import presets, reproduction, runner
 from azdb_jax.config import StartPositionsConfig
 from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs import gardner_interop
@@ -144,6 +146,40 @@ def test_trained_ci_folder_records_every_run(ci_results):
     random_split = json.loads(
         (results.run("az_starts_random_s0").workdir / "start_positions" / "manifest.json").read_text())
     assert len(random_split["test"]) == results.scale.test_count
+
+
+@pytest.mark.slow
+def test_runs_trained_in_worker_processes_equal_runs_trained_in_process(tmp_path):
+    alone = reproduction.Results(tmp_path / "alone", "ci")
+    reproduction.train_runs(alone, ["az_s0"], progress=False)
+    both = reproduction.Results(tmp_path / "both", "ci")
+    reproduction.train_runs(both, ["az_s0", "az_starts_random_s0"], progress=False, jobs=2)
+    manifest = both.read_manifest()
+    assert sorted(manifest["runs"]) == ["az_s0", "az_starts_random_s0"]
+    for name in ("az_s0", "az_starts_random_s0"):
+        info = both.run(name)
+        assert info.done and manifest["runs"][name]["done"] and manifest["runs"][name]["train_seconds"] > 0
+        assert "azdb_jax.reproduction train" in (info.workdir / "train.log").read_text()
+    # The same run, in a worker or in this process: the same records, iteration by iteration.
+    records = [runner.read_metrics(r.run("az_s0").workdir, wall_clock=False) for r in (alone, both)]
+    assert [r["iteration"] for r in records[1] if r["kind"] == "train"] == [1, 2]
+    assert records[0] == records[1]
+
+    # A run that cannot resume (its checkpoint damaged): the error names the run and its
+    # console, whose end tells why; the folder's other runs are untouched.
+    info = both.run("az_starts_random_s0")
+    shutil.rmtree(info.workdir / "checkpoints" / "2")
+    meta = info.workdir / "checkpoints" / "1" / "meta" / "metadata"
+    meta.write_text(meta.read_text()[:20])
+    with pytest.raises(RuntimeError, match=r"run az_starts_random_s0 failed \(its console: .*train.log\)"):
+        reproduction.train_runs(both, ["az_starts_random_s0"], progress=False, jobs=2)
+    assert "checkpoints/1" in (info.workdir / "train.log").read_text().split("=== ")[-1]
+    assert both.run("az_s0").done
+    with pytest.raises(ValueError, match="jobs must be an int >= 1"):
+        reproduction.train_runs(both, ["az_s0"], jobs=0)
+    changed = reproduction.Results(tmp_path / "changed", dataclasses.replace(scales.get_scale("ci"), seeds=(0, 1)))
+    with pytest.raises(ValueError, match="named scales"):
+        reproduction.train_runs(changed, ["az_s1"], jobs=2)
 
 
 # ------------------------------------------------------------------ Gardner start positions

@@ -17,6 +17,7 @@ import importlib
 import time
 from typing import Dict, Optional, Sequence, Tuple
 
+from azdb_jax.reproduction import parallel
 from azdb_jax.reproduction.results import Results, ResultsError, RunInfo
 from azdb_jax.reproduction.scales import ARMS, SCALES, EvalSizes, RunSpec, Scale, arm_config, get_scale, run_specs
 
@@ -39,10 +40,27 @@ def group_module(group: str):
     return importlib.import_module(f"azdb_jax.reproduction.{group}")
 
 
-def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progress: bool = True) -> None:
-    """Trains (or resumes) every run of ``results`` not finished yet, recording each in the manifest."""
+def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progress: bool = True,
+               jobs: int = 1) -> None:
+    """Trains (or resumes) every run of ``results`` not finished yet (``names``: only these),
+    recording each in the manifest.
+
+    ``jobs`` > 1: up to ``jobs`` runs train at once, each in its own process
+    (``python -m azdb_jax.reproduction train``, its console in ``runs/<name>/train.log``),
+    with one progress bar over all of them. Small networks use a multi-core CPU poorly from
+    one process: on 2 cores two Gardner runs side by side take 43-45 s an iteration each
+    against 41 s for one alone (docs/reproduction.md). A run that fails does not stop the
+    others; ``RuntimeError`` at the end names each failed run and its log.
+    """
     from azdb_jax import runner  # pylint: disable=g-import-not-at-top
 
+    if not (isinstance(jobs, int) and jobs >= 1):
+        raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
+    if jobs > 1:
+        pending = [spec.name for spec in results.specs
+                   if (names is None or spec.name in names) and not results.run(spec.name).done]
+        if pending:
+            parallel.train(results, pending, jobs=jobs, progress=progress)
     for spec in results.specs:
         if names is not None and spec.name not in names:
             continue
