@@ -47,10 +47,10 @@ def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progr
 
     ``jobs`` > 1: up to ``jobs`` runs train at once, each in its own process
     (``python -m azdb_jax.reproduction train``, its console in ``runs/<name>/train.log``),
-    with one progress bar over all of them. Small networks use a multi-core CPU poorly from
-    one process: on 2 cores two Gardner runs side by side take 43-45 s an iteration each
-    against 41 s for one alone (docs/reproduction.md). A run that fails does not stop the
-    others; ``RuntimeError`` at the end names each failed run and its log.
+    with one progress bar over all of them: the small networks of the ``ci`` and ``cpu``
+    scales leave much of a multi-core CPU idle from one process (docs/reproduction.md,
+    "What was run", measures it). A run that fails does not stop the others;
+    ``RuntimeError`` at the end names each failed run and its log.
     """
     from azdb_jax import runner  # pylint: disable=g-import-not-at-top
 
