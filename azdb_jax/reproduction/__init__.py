@@ -48,7 +48,7 @@ def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progr
     ``jobs`` > 1: up to ``jobs`` runs train at once, each in its own process
     (``python -m azdb_jax.reproduction train``, its console in ``runs/<name>/train.log``),
     with one progress bar over all of them (docs/reproduction.md, "What was run", has the
-    times of one and two at a time on 2 cores). A run that fails does not stop the others;
+    times of one run alone and of several side by side on 2 cores). A run that fails does not stop the others;
     ``RuntimeError`` at the end names each failed run and its log.
     """
     from azdb_jax import runner  # pylint: disable=g-import-not-at-top
