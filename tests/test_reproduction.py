@@ -4,6 +4,7 @@ import dataclasses
 import importlib
 import json
 import pathlib
+import re
 import shutil
 
 import jax
@@ -16,7 +17,7 @@ from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs import gardner_interop
 from azdb_jax.envs import start_positions as sp
 from azdb_jax.envs.gardner_board import GardnerBoard
-from azdb_jax.reproduction import scales
+from azdb_jax.reproduction import parallel, scales
 
 
 def _data_rows(name):
@@ -149,7 +150,7 @@ def test_trained_ci_folder_records_every_run(ci_results):
 
 
 @pytest.mark.slow
-def test_runs_trained_in_worker_processes_equal_runs_trained_in_process(tmp_path):
+def test_runs_trained_in_worker_processes_equal_runs_trained_in_process(tmp_path, capsys):
     alone = reproduction.Results(tmp_path / "alone", "ci")
     reproduction.train_runs(alone, ["az_s0"], progress=False)
     both = reproduction.Results(tmp_path / "both", "ci")
@@ -164,6 +165,21 @@ def test_runs_trained_in_worker_processes_equal_runs_trained_in_process(tmp_path
     records = [runner.read_metrics(r.run("az_s0").workdir, wall_clock=False) for r in (alone, both)]
     assert [r["iteration"] for r in records[1] if r["kind"] == "train"] == [1, 2]
     assert records[0] == records[1]
+
+    # Resumed from before its last recorded iteration: the bar starts from what the resume
+    # keeps (the records past the checkpoint are dropped and trained again), never counting
+    # down. (The ci scale does not checkpoint its replay buffer, so iteration 2 is trained
+    # again from an empty buffer: only iteration 1's record is kept as it was.)
+    info = both.run("az_s0")
+    shutil.rmtree(info.workdir / "checkpoints" / "2")
+    assert parallel.finished_iterations(info.workdir) == 2 and parallel.resumed_iterations(info.workdir) == 1
+    capsys.readouterr()
+    reproduction.train_runs(both, ["az_s0"], progress=True, jobs=2)
+    bar = capsys.readouterr().err
+    assert " 1/2 [" in bar and " 2/2 [" in bar, bar
+    assert re.search(r"(?<!\w)-\d", bar) is None, bar  # no negative rate or time left
+    resumed = runner.read_metrics(info.workdir, wall_clock=False)
+    assert [r["iteration"] for r in resumed if r["kind"] == "train"] == [1, 2] and resumed[0] == records[0][0]
 
     # A run that cannot resume (its checkpoint damaged): the error names the run and its
     # console, whose end tells why; the folder's other runs are untouched.

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import tqdm
 
+from azdb_jax import checkpoint
 from azdb_jax.reproduction import scales as scales_lib
 from azdb_jax.reproduction.results import Results
 
@@ -43,6 +44,12 @@ def finished_iterations(workdir) -> int:
         if isinstance(record, dict) and record.get("kind") == "train":
             last = max(last, int(record.get("iteration", 0)))
     return last
+
+
+def resumed_iterations(workdir) -> int:
+    """The iterations of ``workdir`` that a resumed run keeps: its recorded iterations up to
+    its last checkpoint (a resume drops the records past it and trains them again)."""
+    return min(finished_iterations(workdir), checkpoint.latest_step(workdir) or 0)
 
 
 def worker_command(results: Results, name: str) -> List[str]:
@@ -79,8 +86,19 @@ def train(results: Results, names: Sequence[str], *, jobs: int, progress: bool =
     failed: List[str] = []
     env = _worker_env()
 
+    # A run counts what its resume keeps until its worker has rewritten metrics.jsonl (the
+    # records past the last checkpoint dropped); from then on, what the worker records.
+    kept = {name: resumed_iterations(info.workdir) for name, info in infos.items()}
+    started: Dict[str, float] = {}
+
+    def done(name: str) -> int:
+        metrics = infos[name].workdir / "metrics.jsonl"
+        if name in started and metrics.is_file() and metrics.stat().st_mtime >= started[name]:
+            return finished_iterations(infos[name].workdir)
+        return kept[name]
+
     def done_iterations() -> int:
-        return sum(min(finished_iterations(info.workdir), info.iterations) for info in infos.values())
+        return sum(min(done(name), info.iterations) for name, info in infos.items())
 
     bar = tqdm.tqdm(total=sum(info.iterations for info in infos.values()), initial=done_iterations(),
                     disable=not progress, desc=f"train ({jobs} at once)", unit="it")
@@ -94,6 +112,7 @@ def train(results: Results, names: Sequence[str], *, jobs: int, progress: bool =
                 command = worker_command(results, name)
                 log.write(f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(command)}\n")
                 log.flush()
+                started[name] = time.time()
                 process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
                 running[name] = (process, log, time.perf_counter())
             time.sleep(POLL_SECONDS)
@@ -125,4 +144,4 @@ def train(results: Results, names: Sequence[str], *, jobs: int, progress: bool =
                                      for name in failed))
 
 
-__all__ = ["LOG", "finished_iterations", "train", "worker_command"]
+__all__ = ["LOG", "finished_iterations", "resumed_iterations", "train", "worker_command"]
