@@ -215,8 +215,13 @@ def _matches_report():
 
 def test_matches_figures_show_the_report():
     report = _matches_report()
-    _, numbers = figures_matches.match_summary(report)
+    fig, numbers = figures_matches.match_summary(report)
     assert numbers["agents"]["player_0"]["winrate"] == 87.5 and numbers["agents"]["player_0"]["wins"] == 3
+    assert fig.axes[0].get_title().startswith("AZdb vs AZ: 4 games per agent,\n8 simulations")
+    two = {"summary": dict(report["summary"], pairings=report["summary"]["pairings"] * 2, stderr_over="seeds")}
+    title = figures_matches.match_summary(two)[0].axes[0].get_title()
+    assert title == ("AZdb vs AZ: 4 games per agent and training seed (2 training seeds),\n"
+                     "8 simulations (SE over seeds)")
     assert numbers["agents"]["max_over_latents"]["elo"] == math.inf
     _, numbers = figures_matches.colour_winrates(report)
     assert numbers["winrate"] == {"player_0": {"white": 100.0, "black": 75.0},

@@ -61,8 +61,11 @@ def match_summary(report: Dict[str, Any], *, agents: Optional[Sequence[str]] = N
     ax.set_xlim(0, 160)
     ax.set_xticks(range(0, 101, 25))
     ax.set_xlabel("win rate against AZ (%)")
-    ax.set_title(f"AZdb vs AZ: {summary['games_per_agent']} games per agent, {summary['num_simulations']} "
-                 f"simulations (SE over {summary['stderr_over']})", fontsize=9)
+    pairings = len(summary.get("pairings", ())) or 1
+    games = f"{summary['games_per_agent']} games per agent" + (
+        f" and training seed ({pairings} training seeds)" if pairings > 1 else "")
+    ax.set_title(f"AZdb vs AZ: {games},\n{summary['num_simulations']} simulations (SE over {summary['stderr_over']})",
+                 fontsize=9)
     return fig, numbers
 
 
