@@ -61,7 +61,7 @@ def match_summary(report: Dict[str, Any], *, agents: Optional[Sequence[str]] = N
     ax.set_xlim(0, 160)
     ax.set_xticks(range(0, 101, 25))
     ax.set_xlabel("win rate against AZ (%)")
-    pairings = len(summary.get("pairings", ())) or 1
+    pairings = len(summary.get("pairings", ()))
     games = f"{summary['games_per_agent']} games per agent" + (
         f" and training seed ({pairings} training seeds)" if pairings > 1 else "")
     ax.set_title(f"AZdb vs AZ: {games},\n{summary['num_simulations']} simulations (SE over {summary['stderr_over']})",
