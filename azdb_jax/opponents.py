@@ -275,6 +275,18 @@ def search_policy(
     return policy
 
 
+def classical_opponents(env: pgx.core.Env, names) -> Dict[str, Policy]:
+    """The classical alpha-beta players among ``names`` (specs such as ``alphabeta:depth=3``,
+    ``alphabeta:nodes=20000``; ``azdb_jax.classical.player``), as policies for ``env``
+    (chess or Gardner chess). They search on the host through a callback at every ply
+    (``azdb_jax.classical.policy``), so they slow a compiled match by their search time.
+    Names that are not specs are left out; ValueError names a bad spec or a game without
+    boards."""
+    from azdb_jax.classical import player, policy  # pylint: disable=g-import-not-at-top
+
+    return {name: policy.alphabeta_policy(env, name) for name in names if player.is_spec(name)}
+
+
 def opponents_for(env_id: str, env: Optional[pgx.core.Env] = None) -> Dict[str, Policy]:
     """The sensible fixed opponents of a game, by name.
 

@@ -1,0 +1,20 @@
+"""Classical game-tree search: alpha-beta with the improvements of the chess-engine era.
+
+A baseline and a strength ladder for the trained teams, on chess (python-chess boards)
+and Gardner's 5x5 minichess (a fast host-side move generator):
+
+- ``search``: negamax alpha-beta (fail-soft), iterative deepening under depth, node or
+  time limits, principal variation and root scores, move ordering (table move,
+  MVV/LVA, killers, history, the previous iteration's values), quiescence search and
+  singular extensions, each switchable (``SearchOptions``);
+- ``ttable``: the transposition table (Zobrist keys, exact/lower/upper bounds,
+  depth-preferred replacement, a size limit);
+- ``evaluation`` and ``learning``: the classical evaluation terms and their weights
+  fitted by least squares from game outcomes;
+- ``book`` (polyglot opening books) and ``endgames`` (KQK and KRK databases by
+  retrograde analysis, on 8x8 and 5x5);
+- ``chess_position`` / ``gardner_position``: the boards the search runs on;
+- ``player`` (``AlphaBetaPlayer``, spec strings such as ``alphabeta:depth=3``),
+  ``policy`` (the player inside jitted matches), ``matches`` (host-side matches) and
+  ``uci`` (the ``azdb-alphabeta`` UCI engine).
+"""

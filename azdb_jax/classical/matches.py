@@ -1,0 +1,94 @@
+"""Matches between two host-side players (classical searchers, engines): the strength ladder's games.
+
+``evaluation.matches.play_engine_match`` plays a jitted agent against a host-side
+engine; here both sides are host-side players ``player(board) -> chess.Move`` (an
+``AlphaBetaPlayer``, a ``StockfishPlayer``, a ``FairyStockfishPlayer``), so neither needs
+JAX. Every start is played twice, A moving first and then second (SPEC §2,
+"Matches"); a game ends by the game's rules — on ``chess.Board`` checkmate, stalemate,
+insufficient material, the fifty-move rule and threefold repetition (both as automatic
+draws, as the project's chess env has them), on ``GardnerBoard`` the env's own rules —
+or at ``max_plies``, where it is unfinished. The result is an
+``evaluation.matches.MatchResult``, so ``summarize_match``, ``format_summary`` and the
+game records apply unchanged.
+"""
+
+from typing import Callable, List, Optional, Sequence
+
+import chess
+import numpy as np
+import tqdm
+
+from azdb_jax.envs import board_interop
+from azdb_jax.evaluation.matches import MatchResult
+
+__all__ = ["play_host_match", "game_over"]
+
+Player = Callable[[object], chess.Move]
+
+
+def game_over(board) -> bool:
+    """The end of a game by the rules the project's envs apply (see the module docstring)."""
+    if isinstance(board, chess.Board):
+        return board.is_game_over(claim_draw=True)
+    return board.is_game_over()
+
+
+def _result_for_white(board) -> float:
+    result = board.result(claim_draw=True) if isinstance(board, chess.Board) else board.result()
+    return {"1-0": 1.0, "0-1": -1.0}.get(result, 0.0)
+
+
+def play_host_match(player_a: Player, player_b: Player, start_fens: Sequence[Optional[str]], *, env_id: str = "chess",
+                    max_plies: int = 300, names=("A", "B"), progress: bool = False,
+                    on_game: Optional[Callable[[int, float, int], None]] = None) -> MatchResult:
+    """Plays every start twice (A first, then A second) between two host-side players.
+
+    Args:
+      player_a, player_b: ``board -> chess.Move`` (boards with their move stacks);
+        a player with ``new_game()`` gets it before each game.
+      start_fens: start positions (None: the game's initial position).
+      env_id: ``chess`` or ``gardner_chess`` (boards from ``board_interop``).
+      max_plies: plies per game at most; longer games are unfinished.
+      on_game: called after each game with (game index, A's result, plies).
+
+    Returns:
+      ``MatchResult`` with games ordered (start, A first / A second); ``seed`` is 0.
+    """
+    game = board_interop.for_env(env_id)
+    if not start_fens:
+        raise ValueError("play_host_match needs at least one start position")
+    rows = {k: [] for k in ("start", "a_first", "result", "finished", "length", "actions", "white")}
+    games = [(s, a_first) for s in range(len(start_fens)) for a_first in (True, False)]
+    for index, (start, a_first) in enumerate(tqdm.tqdm(games, desc=f"{names[0]} vs {names[1]}", disable=not progress)):
+        board = game.new_board(start_fens[start])
+        white_start = board.turn == chess.WHITE
+        a_white = white_start == a_first
+        for player in (player_a, player_b):
+            if hasattr(player, "new_game"):
+                player.new_game()
+        actions: List[int] = []
+        while not game_over(board) and len(actions) < max_plies:
+            mover = player_a if (board.turn == chess.WHITE) == a_white else player_b
+            move = mover(board)
+            if move not in board.legal_moves:
+                raise ValueError(f"{getattr(mover, 'name', mover)} played an illegal move {move} in {board.fen()}")
+            actions.append(game.move_to_action(move, board))
+            board.push(move)
+        finished = game_over(board)
+        result = _result_for_white(board) * (1.0 if a_white else -1.0) if finished else 0.0
+        for key, value in (("start", start), ("a_first", a_first), ("result", result), ("finished", finished),
+                           ("length", len(actions)), ("actions", actions), ("white", white_start)):
+            rows[key].append(value)
+        if on_game is not None:
+            on_game(index, result, len(actions))
+    length = np.asarray(rows["length"], np.int64)
+    actions = np.full((len(games), max(1, int(length.max(initial=0)))), -1, np.int64)
+    for g, moves in enumerate(rows["actions"]):
+        actions[g, :len(moves)] = moves
+    a_first = np.asarray(rows["a_first"])
+    white = np.asarray(rows["white"])
+    return MatchResult(env_id=game.env_id, names=tuple(names), start_index=np.asarray(rows["start"]),
+                       seed=np.zeros(len(games), np.int64), a_first=a_first,
+                       a_colour=np.where(a_first == white, "white", "black"), result=np.asarray(rows["result"]),
+                       finished=np.asarray(rows["finished"]), length=length, actions=actions)
+

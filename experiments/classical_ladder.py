@@ -1,0 +1,187 @@
+"""The classical strength ladder: alpha-beta at depth d against depth d + 1 (and d + 2), Elo ± SE.
+
+Belle's and Thompson's experiment on our searcher: ``alphabeta:depth=d`` plays
+``alphabeta:depth=d+1`` (``--gaps=1``; ``--gaps=1,2`` adds d against d + 2) from
+``--starts`` start positions, each with both colours. Chess starts from the shared
+4-move book (``--book``), Gardner chess from ``--opening_plies`` uniformly random plies
+from the initial position (distinct positions, ``--seed``). Reported per pair: W/D/L,
+score, Elo difference ± SE (``azdb_jax.ratings``); per depth: the ladder (depth 1 = 0,
+adjacent differences summed, SEs in quadrature), maximum-likelihood ratings over every
+game, and the searcher's nodes per second. Games still running at ``--max_plies``
+count as draws (and are reported).
+
+Trained players join with ``--agents=RUN[@STEP]`` (player 0 searching ``--simulations``
+simulations, as ``experiments/gardner_curve.py`` loads it) against ``--agent_depths``.
+
+The report (``--out``, JSON) is rewritten after every match and a rerun skips the
+matches it already holds, so a long ladder can be stopped and resumed.
+
+    python experiments/classical_ladder.py --game=gardner --depths=1,2,3,4,5,6 --starts=30 \\
+        --out=eval/ladder_gardner.json
+    python experiments/classical_ladder.py --game=chess --depths=1,2,3,4 --starts=30 --out=eval/ladder_chess.json
+"""
+
+import json
+import pathlib
+import random
+import sys
+import time
+from typing import Any, Dict, List
+
+from absl import app, flags
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from azdb_jax import cli, ratings  # noqa: E402
+from azdb_jax.classical import matches as host_matches  # noqa: E402
+from azdb_jax.classical import player as player_lib  # noqa: E402
+from azdb_jax.evaluation import matches, reports  # noqa: E402
+
+_GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
+_DEPTHS = flags.DEFINE_list("depths", ["1", "2", "3", "4"], "Search depths on the ladder.")
+_GAPS = flags.DEFINE_list("gaps", ["1"], "Depth differences to play (1: adjacent depths).")
+_STARTS = flags.DEFINE_integer("starts", 30, "Start positions per match (each played with both colours).",
+                               lower_bound=1)
+_OPENING_PLIES = flags.DEFINE_integer("opening_plies", 4, "Gardner: random plies from the initial position.",
+                                      lower_bound=0)
+_BOOK = flags.DEFINE_string("book", None, "Chess: FEN/EPD book (default: the shared 4mvs book).")
+_MAX_PLIES = flags.DEFINE_integer("max_plies", 300, "Games still running here count as draws.", lower_bound=1)
+_SPEC = flags.DEFINE_string("spec", "", "Further spec fields for every searcher, e.g. ':tt=0'.")
+_AGENTS = flags.DEFINE_list("agents", [], "Trained runs (RUN[@STEP]) whose player 0 joins the ladder.")
+_AGENT_DEPTHS = flags.DEFINE_list("agent_depths", ["1", "2", "3"], "Depths the agents play.")
+_SIMULATIONS = flags.DEFINE_integer("simulations", 32, "The agents' search simulations.")
+_SEED = flags.DEFINE_integer("seed", 0, "Seed of the Gardner start positions.")
+_OUT = flags.DEFINE_string("out", None, "The JSON report (rewritten after every match; resumed from).")
+
+
+def gardner_starts(count: int, plies: int, seed: int) -> List[str]:
+    """``count`` distinct positions after ``plies`` uniformly random plies (games not over)."""
+    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
+
+    rng, fens, tries = random.Random(seed), [], 0
+    while len(fens) < count:
+        tries += 1
+        if tries > 100 * count:
+            raise ValueError(f"only {len(fens)} distinct start positions after {plies} random plies")
+        position = GardnerPosition()
+        for _ in range(plies):
+            moves = position.legal_moves()
+            if not moves:
+                break
+            position.push(rng.choice(moves))
+        if position.legal_moves() and not position.is_insufficient_material() and position.fen() not in fens:
+            fens.append(position.fen())
+    return fens
+
+
+def chess_starts(count: int, book) -> List[str]:
+    from azdb_jax import data  # pylint: disable=g-import-not-at-top
+
+    path = pathlib.Path(book) if book else data.data_path("books", "4mvs_+90_+99.epd")
+    return [position.board().fen() for position in data.load_book(path)][:count]
+
+
+def record(match: matches.MatchResult) -> Dict[str, Any]:
+    """A match's summary, unfinished games scored as draws, with its games' results."""
+    decided = matches.tally(match.result, match.finished | ~match.finished)
+    return dict(a=match.names[0], b=match.names[1], **{k: decided[k] for k in (
+        "games", "wins", "draws", "losses", "score", "elo", "elo_stderr", "elo_clipped", "elo_clipped_stderr")},
+        unfinished=int((~match.finished).sum()), mean_length=float(match.length.mean()),
+        results=[float(r) for r in match.result])
+
+
+def ladder(report: Dict[str, Any]) -> Dict[str, Any]:
+    """Adjacent-depth ladder and maximum-likelihood ratings of every agent in the report."""
+    names = sorted({m[k] for m in report["matches"] for k in ("a", "b")},
+                   key=lambda n: (not n.startswith(player_lib.PREFIX), n))
+    depth_names = [n for n in names if n.startswith(player_lib.PREFIX)]
+    anchor = depth_names[0] if depth_names else names[0]
+    ids = {name: i for i, name in enumerate(names)}
+    first, second, scores = [], [], []
+    for match in report["matches"]:
+        for result in match["results"]:
+            first.append(ids[match["a"]])
+            second.append(ids[match["b"]])
+            scores.append((result + 1) / 2)
+    fit = ratings.fit_elo_from_games(first, second, scores, len(names), anchor=ids[anchor])
+    out = {"anchor": anchor, "mle": {n: [float(fit.ratings[ids[n]]), float(fit.stderr[ids[n]])] for n in names}}
+    cumulative, variance, steps = 0.0, 0.0, {}
+    by_pair = {(m["a"], m["b"]): m for m in report["matches"]}
+    for lower, upper in zip(depth_names, depth_names[1:]):
+        match = by_pair.get((upper, lower))
+        if match is None:
+            break
+        cumulative += match["elo_clipped"]
+        variance += match["elo_clipped_stderr"] ** 2
+        steps[upper] = [cumulative, variance ** 0.5]
+    out["adjacent"] = {depth_names[0]: [0.0, 0.0], **steps} if depth_names else {}
+    return out
+
+
+def main(argv):
+    del argv
+    if not _OUT.value:
+        raise ValueError("--out is required")
+    out = pathlib.Path(_OUT.value)
+    report = json.loads(out.read_text()) if out.exists() else {"matches": [], "nps": {}}
+    env_id = "chess" if _GAME.value == "chess" else "gardner_chess"
+    starts = (chess_starts(_STARTS.value, _BOOK.value) if _GAME.value == "chess"
+              else gardner_starts(_STARTS.value, _OPENING_PLIES.value, _SEED.value))
+    report.update(game=_GAME.value, starts=starts, max_plies=_MAX_PLIES.value, command=" ".join(sys.argv))
+    depths = sorted(int(d) for d in _DEPTHS.value)
+    spec = lambda depth: f"{player_lib.PREFIX}:depth={depth}{_SPEC.value}"  # noqa: E731
+    done = {(m["a"], m["b"]) for m in report["matches"]}
+    pairs = [(d + g, d) for g in sorted(int(x) for x in _GAPS.value) for d in depths if d + g in depths]
+
+    def save():
+        report["ladder"] = ladder(report) if report["matches"] else {}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        reports.write_atomic(out, json.dumps(report, indent=1))
+
+    for upper, lower in pairs:
+        a, b = player_lib.player_from_spec(spec(upper)), player_lib.player_from_spec(spec(lower))
+        if (a.name, b.name) in done:
+            continue
+        start = time.time()
+        match = host_matches.play_host_match(a, b, starts, env_id=env_id, max_plies=_MAX_PLIES.value,
+                                             names=(a.name, b.name), progress=True)
+        report["matches"].append(dict(record(match), seconds=time.time() - start))
+        for p in (a, b):
+            nps = report["nps"].setdefault(p.name, [0, 0.0])
+            nps[0] += p.nodes_total
+            nps[1] += p.seconds_total
+        print(matches.format_summary(matches.summarize_match(match)), flush=True)
+        save()
+    for run in _AGENTS.value:
+        play_agent(run, [int(d) for d in _AGENT_DEPTHS.value], spec, starts, env_id, report, done, save)
+    save()
+
+
+def play_agent(run: str, depths, spec, starts, env_id: str, report, done, save) -> None:
+    """Player 0 of ``run`` (``--simulations`` simulations) against the searcher at ``depths``."""
+    import jax  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
+
+    path, _, step = run.partition("@")
+    team = loading.load_team(pathlib.Path(path), step=int(step) if step else None,
+                             num_simulations=_SIMULATIONS.value)
+    if team.env.id != env_id:
+        raise ValueError(f"--agents: {run} plays {team.env.id}, the ladder {env_id}")
+    agent = matches.player_agent(team, 0)
+    name = f"{team.name}/player0/sims{_SIMULATIONS.value}"
+    for depth in depths:
+        engine = player_lib.player_from_spec(spec(depth))
+        if (name, engine.name) in done:
+            continue
+        start = time.time()
+        match = matches.play_engine_match(agent, team.params, engine, starts, env=team.env,
+                                          max_plies=_MAX_PLIES.value, rng_key=jax.random.PRNGKey(0),
+                                          agent_name=name, progress=True)
+        report["matches"].append(dict(record(match), seconds=time.time() - start))
+        print(matches.format_summary(matches.summarize_match(match)), flush=True)
+        save()
+
+
+if __name__ == "__main__":
+    app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)
