@@ -377,6 +377,29 @@ def search_leaf_value(
     return jnp.where(root_player_to_move, own, other)
 
 
+def _part(intrinsic: Array, lam_i: Numeric, use_intrinsic: Array) -> Array:
+    """The intrinsic part of ``_mix``: ``(1 − λ) x_d`` where it is mixed in, else 0."""
+    return jnp.where(use_intrinsic & (lam_i != 1.0), (1.0 - lam_i) * intrinsic, 0.0)
+
+
+def search_transition_reward_part(r_d: Array, lam_i: Numeric, root_player_moved: Array) -> Array:
+    """The intrinsic part of ``search_transition_reward``: ``(1 − λ_i) r_d^i`` on P's moves, else 0."""
+    return _part(r_d, lam_i, root_player_moved)
+
+
+def search_leaf_value_part(
+    v_d: Array, lam_i: Numeric, root_player_to_move: Array, v_d_opponent: Optional[Array] = None
+) -> Array:
+    """The intrinsic part of ``search_leaf_value`` (same arguments but ``v``), from the side to
+    move: ``(1 − λ_i) v_d`` where P is to move; where the opponent is, 0 (``v_d_opponent``
+    None) or ``−(1 − λ_i) v_d_opponent``. ``search_leaf_value − search_leaf_value_part`` is
+    the extrinsic part ``λ_i v`` (or ``v`` at λ_i = 1, where the part is 0)."""
+    if v_d_opponent is None:
+        return _part(v_d, lam_i, root_player_to_move)
+    return jnp.where(root_player_to_move, _part(v_d, lam_i, jnp.bool_(True)),
+                     _part(-v_d_opponent, lam_i, jnp.bool_(True)))
+
+
 # ---------------------------------------------------------------------------------------
 # Argument checks (host-side values only; traced values pass through)
 # ---------------------------------------------------------------------------------------

@@ -72,6 +72,11 @@ from azdb_jax.selfplay import SelfPlayConfig
 
 ALPHAZERO_L2 = 1e-4  # c of AlphaZero's c‖θ‖² term
 
+# ℓ0 of Gardner chess, calibrated from data (docs/method.md, "Calibrating ℓ0 per game"): 3x the
+# settled nearest-neighbour distance of the cpu scale's λ = 1 controls (seeds 0 and 1):
+#   python experiments/calibrate_l0.py --control=results/cpu_sweep/runs/control_s0,results/cpu_sweep/runs/control_s1
+GARDNER_L0 = 0.42  # 3 x 0.141 (control spreads 0.192 and 0.090) = 0.423, rounded
+
 
 def demo() -> TrainConfig:
     return TrainConfig(

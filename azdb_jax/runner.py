@@ -22,7 +22,7 @@ from azdb_jax import adjudication, arena, checkpoint, distributed, diversity, fe
 from azdb_jax import networks, opponents
 from azdb_jax import config as config_lib
 from azdb_jax.evaluation import reports
-from azdb_jax import sharding, trainer
+from azdb_jax import selfplay, sharding, trainer
 from azdb_jax.envs import start_positions
 
 # Metric fields that hold wall-clock seconds: the only ones a resumed run does not repeat.
@@ -132,8 +132,16 @@ def load_run_config(workdir: pathlib.Path) -> config_lib.TrainConfig:
 def read_metrics(workdir, *, wall_clock: bool = True) -> List[Dict[str, Any]]:
     """The records of ``<workdir>/metrics.jsonl`` in order; ``wall_clock=False`` drops the
     ``WALL_CLOCK_FIELDS`` (so a resumed run's records equal an uninterrupted run's)."""
-    lines = (pathlib.Path(workdir) / "metrics.jsonl").read_text().splitlines()
-    records = [json.loads(line) for line in lines if line.strip()]
+    path = pathlib.Path(workdir) / "metrics.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: is {workdir} a training run?")
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        try:
+            if line.strip():
+                records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{number}: not a JSON record ({e.msg})") from None
     return records if wall_clock else [{k: v for k, v in r.items() if k not in WALL_CLOCK_FIELDS} for r in records]
 
 
@@ -362,18 +370,36 @@ def write_run(workdir, config: config_lib.TrainConfig, state: trainer.TrainerSta
     return workdir
 
 
+# Arrays of the run state added after runs were saved, and how a checkpoint without them
+# is completed: the evaluator's previous ψ (then the restored ψ) and the intrinsic part of
+# the search values of the pending window (then 0, what a window without diversity has).
+_PREVIOUS_PSI = "extra/previous_psi"
+_PENDING_INTRINSIC = "extra/pending/search_value_intrinsic"
+
+
 def _restore(manager: checkpoint.RunCheckpointer, step: Optional[int], target: checkpoint.RunState,
              config: config_lib.TrainConfig) -> checkpoint.RunState:
-    """``manager.restore``, also for checkpoints written before the evaluator kept the previous
-    network's ψ: their previous network then plays with the restored ψ."""
+    """``manager.restore``, also for checkpoints written before an array was added to the run
+    state (``_PREVIOUS_PSI``, ``_PENDING_INTRINSIC``): those are filled as said there."""
     try:
         return manager.restore(step, target=target, config=config)
     except checkpoint.CheckpointError as e:
-        if "extra/previous_psi" not in str(e):
+        absent = [name for name in (_PREVIOUS_PSI, _PENDING_INTRINSIC) if f"'{name}'" in str(e)]
+        if not absent:
             raise
-    extra = {name: value for name, value in target.extra.items() if name != "previous_psi"}
+    extra = dict(target.extra)
+    if _PREVIOUS_PSI in absent:
+        del extra["previous_psi"]
+    if _PENDING_INTRINSIC in absent:
+        extra["pending"] = {k: v for k, v in extra["pending"]._asdict().items() if k != "search_value_intrinsic"}
     restored = manager.restore(step, target=target._replace(extra=extra), config=config)
-    return restored._replace(extra=dict(restored.extra, previous_psi=restored.extra["expected_features"].psi))
+    extra = dict(restored.extra)
+    if _PREVIOUS_PSI in absent:
+        extra["previous_psi"] = extra["expected_features"].psi
+    if _PENDING_INTRINSIC in absent:
+        pending = extra["pending"]
+        extra["pending"] = selfplay.Transition(**pending, search_value_intrinsic=jnp.zeros_like(pending["search_value"]))
+    return restored._replace(extra=extra)
 
 
 def load_run(workdir, step: Optional[int] = None, *, with_replay: bool = False):
@@ -469,7 +495,10 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
         metrics["iteration_seconds"] = round(time.perf_counter() - started, 3)
         iteration = int(state.iteration)
         log.write(dict(kind="train", iteration=iteration, **metrics))
-        bar.set_postfix(loss=f"{metrics['loss']:.3f}", games=int(metrics["games_finished"]))
+        postfix = dict(loss=f"{metrics['loss']:.3f}", games=int(metrics["games_finished"]))
+        if components.diverse:  # a run whose diversity reward takes over shows it here
+            postfix.update(plies=f"{metrics['plies_per_game']:.0f}", intrinsic=f"{metrics['intrinsic_share']:.2f}")
+        bar.set_postfix(**postfix)
         scheduled = evaluator is not None and iteration % config.run.eval_every == 0
         if evaluator is not None and (scheduled or iteration == config.run.num_iterations):
             eval_key = jax.random.fold_in(jax.random.PRNGKey(config.run.seed + 1), iteration)

@@ -124,6 +124,10 @@ class SearchOutput(NamedTuple):
     qvalues: Array  # [B, A] Q(s, a) at the root (0 where unvisited)
     value: Array  # [B] network value at the root
     value_d: Array  # [B] network intrinsic value at the root (stored for z_d bootstraps)
+    # [B] the part of search_value that the intrinsic terms make up: (1 − λ_i) r_d of the root
+    # player's moves and (1 − λ_i) v_d at its leaves, backed up as the search backs up values
+    # (tree_search.root_value_part); search_value minus it is the extrinsic part. 0 at λ_i = 1.
+    search_value_intrinsic: Optional[Array] = None
 
 
 def _masked_logits(logits: Array, legal: Array) -> Array:
@@ -168,10 +172,11 @@ def make_recurrent_fn(
         else:
             phi = jax.vmap(feature_fn)(next_state)
             reward_d = jax.vmap(intrinsic_reward_fn, in_axes=(None, 0, 0))(ctx.hook_params, phi, ctx.player)
-        reward = diversity.search_transition_reward(
-            reward_e, reward_d, ctx.lam, mover == ctx.root_seat)
-        leaf_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, own_turn,
-                                                   getattr(out, "value_d_opponent", None))
+        root_moved = mover == ctx.root_seat
+        reward = diversity.search_transition_reward(reward_e, reward_d, ctx.lam, root_moved)
+        v_d_opponent = getattr(out, "value_d_opponent", None)
+        leaf_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, own_turn, v_d_opponent)
+        leaf_part = diversity.search_leaf_value_part(out.value_d, ctx.lam, own_turn, v_d_opponent)
         terminated = next_state.terminated
         output = tree_search.StepOutput(
             reward=reward,
@@ -179,6 +184,9 @@ def make_recurrent_fn(
             prior_logits=out.policy_logits,
             value=jnp.where(terminated, 0.0, leaf_value),
             legal_action_mask=next_state.legal_action_mask & ~terminated[:, None],
+            # The intrinsic terms, tracked through the tree for SearchOutput.search_value_intrinsic.
+            reward_part=diversity.search_transition_reward_part(reward_d, ctx.lam, root_moved),
+            value_part=jnp.where(terminated, 0.0, leaf_part),
         )
         return output, state_codec.pack(next_state)
 
@@ -262,7 +270,8 @@ def run_search(
     ctx = SearchContext(network_params, player, root.current_player, lam.astype(jnp.float32), hook_params, opponent)
     out = apply_fn(network_params, root.observation, ctx.player)
     prior_logits = _masked_logits(out.policy_logits, root.legal_action_mask)
-    root_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, jnp.ones((batch,), bool))
+    own = jnp.ones((batch,), bool)
+    root_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, own)
     search_prior = prior_logits
     noise_key, gumbel_key, search_key, action_key = jax.random.split(rng_key, 4)
     num_slots = min(config.num_slots or num_slots_for(env), env.num_actions)
@@ -272,7 +281,8 @@ def run_search(
                                                num_candidates=num_slots)
     root_input = tree_search.RootInput(prior_logits=search_prior, value=root_value,
                                        embedding=search_state.codec(env).pack(root),
-                                       legal_action_mask=root.legal_action_mask)
+                                       legal_action_mask=root.legal_action_mask,
+                                       value_part=diversity.search_leaf_value_part(out.value_d, ctx.lam, own))
     recurrent_fn = make_recurrent_fn(env, apply_fn, feature_fn=feature_fn, intrinsic_reward_fn=intrinsic_reward_fn,
                                      opponent_model=config.opponent_model)
     root_gumbel = None
@@ -314,6 +324,7 @@ def run_search(
         qvalues=tree_search.to_actions(tree, jnp.where(slot_visits > 0, tree.qvalues(root_index), 0.0), num_actions),
         value=out.value,
         value_d=out.value_d,
+        search_value_intrinsic=tree_search.root_value_part(tree),
     )
 
 

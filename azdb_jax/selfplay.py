@@ -74,6 +74,7 @@ class Transition(NamedTuple):
     black_player: Array  # [] team player with the second move
     train_mask: Array  # [] the mover is the game's learner (exploiter mask)
     search_value: Array  # [] root value after search, mover's side
+    search_value_intrinsic: Array  # [] the part of search_value the intrinsic terms make up
     value_d: Array  # [] network intrinsic value at the root (z_d bootstrap)
     features: Array  # [F] φ of the position after the move
     reward_d: Array  # [] the mover's intrinsic reward r_d(s, a) as the search saw it (0 without diversity)
@@ -196,6 +197,7 @@ def selfplay_iteration(
             black_player=state.matchup.black_id,
             train_mask=matchmaking.exploiter_mask(player, state.matchup.learner_id),
             search_value=out.search_value,
+            search_value_intrinsic=out.search_value_intrinsic,
             value_d=out.value_d,
             features=phi,
             reward_d=reward_d,

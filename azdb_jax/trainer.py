@@ -196,6 +196,7 @@ def selfplay_phase(components: Components, state: TrainerState) -> tuple[Trainer
         state.expected_features, current.features, current.player, jnp.ones_like(current.terminated),
         jnp.where(current.is_white, 0, 1), jnp.ones_like(current.terminated), rate=c.diversity_config.ema_rate)
     metrics.update(_diversity_metrics(c, expected_features, current))
+    metrics.update(intrinsic_metrics(c.lambdas, current, plies_per_game=metrics["plies_per_game"]))
     new_state = state._replace(
         expected_features=expected_features,
         replay=buffer,
@@ -217,6 +218,33 @@ def _diversity_metrics(c: Components, expected_features: diversity.ExpectedFeatu
                                                                   l0=c.diversity_config.l0)
     metrics["mean_reward_d"] = current.reward_d.mean()
     return metrics
+
+
+def intrinsic_metrics(lambdas: Array, window: selfplay.Transition, *, plies_per_game: Array) -> Dict[str, Array]:
+    """How much the diversity reward weighs in a window's searches (paper Eq. 6; docs/method.md).
+
+    Over the moves of players with λ_i < 1 (all 0 when no player has one):
+
+    - ``intrinsic_share``: ``Σ|V_d| / (Σ|V_d| + Σ|V − V_d|)`` over their root searches, where
+      V is the search value and V_d its intrinsic part (``SearchOutput.search_value_intrinsic``:
+      (1 − λ_i) v_d at the leaves plus the (1 − λ_i) r_d of the player's moves in the tree);
+    - ``reward_d_per_move``: their mean r_d^i per own move (the un-mixed reward, Eq. 8);
+    - ``intrinsic_return_per_game``: ``(1 − λ_i) r_d^i`` per move times a player's moves in a
+      game of the window's mean length (``plies_per_game / 2``), the intrinsic return a
+      game adds beside λ_i times its result of at most 1.
+    """
+    lam = lambdas[window.player]
+    diverse = lam < 1.0
+    count = jnp.maximum(diverse.sum(), 1)
+    intrinsic = jnp.abs(window.search_value_intrinsic)
+    extrinsic = jnp.abs(window.search_value - window.search_value_intrinsic)
+    total = jnp.sum(jnp.where(diverse, intrinsic + extrinsic, 0.0))
+    mixed_rd = jnp.where(diverse, (1.0 - lam) * window.reward_d, 0.0)
+    return dict(
+        intrinsic_share=jnp.sum(jnp.where(diverse, intrinsic, 0.0)) / jnp.maximum(total, 1e-12),
+        reward_d_per_move=jnp.sum(jnp.where(diverse, window.reward_d, 0.0)) / count,
+        intrinsic_return_per_game=mixed_rd.sum() / count * plies_per_game / 2.0,
+    )
 
 
 def learner_phase_step(components: Components, state: TrainerState) -> tuple[TrainerState, Dict[str, Array]]:

@@ -22,6 +22,12 @@ The tree is an ``mctx.Tree`` with ``num_actions = K`` (so mctx's ``qvalues``,
 simulation per step of a ``fori_loop``); backward is written for the whole batch, so each
 level of a path updates a few scalars of the tree in place instead of selecting the tree.
 
+A search can also track one *part* of its rewards and leaf values through the tree (the
+intrinsic terms of an AZdb search, ``azdb_jax.search``): the recurrent function returns
+the part beside each reward and value, the tree keeps it per node, and ``root_value_part``
+gives the share of the root's value that the part makes up. It changes nothing the search
+does.
+
 Everything is written for a batch ``[B]`` of trees; selection functions see one tree.
 """
 
@@ -46,6 +52,10 @@ class SlotData:
     slot_actions: Array  # [B, N, K] int32 action id of each slot, -1 for an empty slot
     root_gumbel: Array  # [B, K] Gumbel noise of the root slots (Gumbel search; 0 for PUCT)
     tie_seed: Array  # [B] uint32 seed of the tie-breaking noise of this search
+    # The tracked part (None when the search tracks none): of the reward of the edge into
+    # each node, and of each node's value when it was expanded (its leaf value).
+    reward_part: Any = None  # [B, N]
+    value_part: Any = None  # [B, N]
 
 
 class RootInput(NamedTuple):
@@ -55,6 +65,7 @@ class RootInput(NamedTuple):
     value: Array  # [B]
     embedding: Any  # [B, ...] what the recurrent function steps from
     legal_action_mask: Array  # [B, A]
+    value_part: Any = None  # [B] the tracked part of ``value`` (None: track no part)
 
 
 class StepOutput(NamedTuple):
@@ -65,6 +76,8 @@ class StepOutput(NamedTuple):
     prior_logits: Array  # [B, A]
     value: Array  # [B] from the side to move at the new position
     legal_action_mask: Array  # [B, A] legal actions at the new position (none if terminal)
+    reward_part: Any = None  # [B] the tracked part of ``reward`` (when the root input tracks one)
+    value_part: Any = None  # [B] the tracked part of ``value``
 
 
 # (params, rng_key, actions [B], embeddings [B, ...]) -> (StepOutput, embeddings [B, ...])
@@ -187,10 +200,12 @@ def _simulate(tree: Tree, selection_fn: SelectionFn, max_depth: int):
 
 
 def _set_node(tree: Tree, index: Array, step_logits: Array, value: Array, embedding: Any,
-              slot_actions: Array) -> Tree:
+              slot_actions: Array, value_part: Any = None) -> Tree:
     """Writes a freshly evaluated node (prior over its slots, value, state) at ``index`` [B]."""
     rows = jnp.arange(index.shape[0])
     extra = tree.extra_data
+    if extra.value_part is not None:
+        extra = extra.replace(value_part=extra.value_part.at[rows, index].set(value_part))
     return tree.replace(
         children_prior_logits=tree.children_prior_logits.at[rows, index].set(step_logits),
         raw_values=tree.raw_values.at[rows, index].set(value),
@@ -211,7 +226,11 @@ def _expand(params: Any, rng_key: Array, tree: Tree, recurrent_fn: RecurrentFn, 
     # is ignored by the game, which returns the terminal state again.
     step, embedding = recurrent_fn(params, rng_key, jnp.maximum(action, 0), embedding)
     slots = legal_slots(step.legal_action_mask, step.prior_logits, num_slots)
-    tree = _set_node(tree, child, slot_logits(step.prior_logits, slots), step.value, embedding, slots)
+    tree = _set_node(tree, child, slot_logits(step.prior_logits, slots), step.value, embedding, slots,
+                     step.value_part)
+    if tree.extra_data.reward_part is not None:
+        part = tree.extra_data.reward_part.at[rows, child].set(step.reward_part)
+        tree = tree.replace(extra_data=tree.extra_data.replace(reward_part=part))
     return tree.replace(
         children_index=tree.children_index.at[rows, parent, slot].set(child),
         children_rewards=tree.children_rewards.at[rows, parent, slot].set(step.reward),
@@ -275,10 +294,12 @@ def _init_tree(root: RootInput, num_simulations: int, num_slots: int, root_gumbe
         embeddings=jax.tree.map(lambda x: jnp.zeros((batch, nodes) + x.shape[1:], x.dtype), root.embedding),
         root_invalid_actions=(slots < 0).astype(dtype),
         extra_data=SlotData(slot_actions=jnp.full((batch, nodes, num_slots), -1, jnp.int32),
-                            root_gumbel=root_gumbel, tie_seed=tie_seed),
+                            root_gumbel=root_gumbel, tie_seed=tie_seed,
+                            reward_part=None if root.value_part is None else jnp.zeros((batch, nodes), dtype),
+                            value_part=None if root.value_part is None else jnp.zeros((batch, nodes), dtype)),
     )
     return _set_node(tree, jnp.full((batch,), ROOT), slot_logits(root.prior_logits, slots), root.value,
-                     root.embedding, slots)
+                     root.embedding, slots, root.value_part)
 
 
 def search(params: Any, rng_key: Array, root: RootInput, recurrent_fn: RecurrentFn, selection_fn: SelectionFn, *,
@@ -327,5 +348,40 @@ def search(params: Any, rng_key: Array, root: RootInput, recurrent_fn: Recurrent
     return tree
 
 
+def root_value_part(tree: Tree) -> Array:
+    """The tracked part of each root's value, [B] (0 for a tree that tracks no part).
+
+    Backup is linear: a node's value is the mean of the returns of the simulations through
+    it, its own leaf value once and ``r_c + γ_c V(c)`` once per visit of each child c, so
+
+        V(n) = (v_leaf(n) + Σ_c N(c) (r_c + γ_c V(c))) / N(n)
+
+    holds for the tree's values, and the same recursion over the parts of the rewards and
+    leaf values gives the part of V(root). Children are created after their parents, so
+    one pass over the nodes from the last to the first has every child's value before its
+    parent's. (A simulation cut by ``max_depth`` re-expands a node; the default depth S
+    never is.)
+    """
+    extra = tree.extra_data
+    batch, num_nodes = tree.node_visits.shape
+    if extra.value_part is None:
+        return jnp.zeros((batch,), tree.node_values.dtype)
+    rows = jnp.arange(batch)
+    visits = tree.node_visits.astype(tree.node_values.dtype)
+
+    def node(k, acc):
+        child = num_nodes - 1 - k
+        parent = tree.parents[:, child]
+        exists = parent != NO_PARENT
+        parent = jnp.maximum(parent, 0)
+        value = (extra.value_part[:, child] + acc[:, child]) / jnp.maximum(visits[:, child], 1.0)
+        discount = tree.children_discounts[rows, parent, jnp.maximum(tree.action_from_parent[:, child], 0)]
+        returns = visits[:, child] * (extra.reward_part[:, child] + discount * value)
+        return acc.at[rows, parent].add(jnp.where(exists, returns, 0.0))
+
+    acc = jax.lax.fori_loop(0, num_nodes - 1, node, jnp.zeros((batch, num_nodes), tree.node_values.dtype))
+    return (extra.value_part[:, ROOT] + acc[:, ROOT]) / jnp.maximum(visits[:, ROOT], 1.0)
+
+
 __all__ = ["SlotData", "RootInput", "StepOutput", "Tree", "legal_slots", "slot_logits", "to_actions", "tie_noise",
-           "puct_selection", "gumbel_selection", "search"]
+           "puct_selection", "gumbel_selection", "search", "root_value_part"]

@@ -24,7 +24,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import cli  # noqa: E402  (no JAX import)
 
-_SCALE = flags.DEFINE_enum("scale", "ci", ["ci", "cpu", "chess_fast"], "How large every run and evaluation is.")
+_SCALE = flags.DEFINE_enum("scale", "ci", ["ci", "cpu", "chess_fast", "cpu_sweep", "ci_sweep"],
+                           "How large every run and evaluation is (cpu_sweep: the Gardner sweep of λ and ℓ0; "
+                           "ci_sweep: the same machinery in minutes).")
 _OUT = flags.DEFINE_string("out", None, "The results folder (default results/<scale>).")
 _STAGES = flags.DEFINE_list("stages", ["train", "eval"], "Stages to run: train, eval.")
 _RUNS = flags.DEFINE_list("runs", [], "Train only these runs (names like azdb_s0; default all).")
@@ -43,12 +45,14 @@ def main(argv: List[str]) -> None:
     for stage in _STAGES.value:
         if stage not in ("train", "eval"):
             raise ValueError(f"--stages: unknown stage {stage!r} (train, eval)")
-    groups = _GROUPS.value or list(reproduction.GROUPS)
-    for group in groups:
-        if group not in reproduction.GROUPS:
-            raise ValueError(f"--groups: unknown figure group {group!r}; groups: {', '.join(reproduction.GROUPS)}")
     out = pathlib.Path(_OUT.value or f"results/{_SCALE.value}")
     results = reproduction.Results(out, _SCALE.value)
+    allowed = reproduction.scale_groups(results.scale)
+    groups = _GROUPS.value or list(allowed)
+    for group in groups:
+        if group not in allowed:
+            raise ValueError(f"--groups: scale {_SCALE.value!r} has no figure group {group!r}; groups: "
+                             f"{', '.join(allowed)}")
     names = [spec.name for spec in results.specs]
     for name in _RUNS.value:
         if name not in names:

@@ -36,14 +36,18 @@ def test_every_arm_has_equal_compute_and_its_own_team(name):
     scale = scales.get_scale(name)
     specs = scales.run_specs(scale)
     assert [s.name for s in specs] == [f"{s.arm}_s{s.seed}" for s in specs]
-    assert {s.arm for s in specs} == set(scale.arms) <= set(scales.ARMS)
+    assert {s.arm for s in specs} == set(scale.all_arms) and set(scale.arms) <= set(scales.ARMS)
     budgets = {(s.config.run.num_iterations, s.config.run.learner_steps, s.config.selfplay.num_games,
                 s.config.selfplay.num_plies, s.config.search.num_simulations) for s in specs}
     assert len(budgets) == 1  # equal compute per arm
     for spec in specs:
         team = spec.config.team
         assert spec.config.env.name == scale.game and spec.config.run.seed == spec.seed
-        if spec.arm == "azdb":
+        variant = scale.variant(spec.arm)
+        if variant is not None:  # a sweep's setting: the azdb team with its own λ
+            assert variant.base == "azdb" and team.num_players == scale.num_players
+            assert f"team.lam={team.lam}" in variant.overrides and team.lam < 1
+        elif spec.arm == "azdb":
             assert (team.num_players, team.lam) == (scale.num_players, scale.lam) and team.lam < 1
         elif spec.arm == "control":
             assert (team.num_players, team.lam) == (scale.num_players, 1.0)
@@ -67,7 +71,7 @@ def test_every_arm_has_equal_compute_and_its_own_team(name):
         assert (row6.selfplay.sample_plies, row6.selfplay.sample_temperature) == (15, 10.0)
         assert row6.start_positions == row5.start_positions and row7.selfplay == row6.selfplay
         assert row7.start_positions.halfmove_clocks == (0, 20, 40, 60, 80)
-    else:  # the paper's chess list publishes no solution lines: no intermediate positions
+    elif not scale.variants:  # the paper's chess list publishes no solution lines: no intermediate positions
         assert name == "chess_fast" and not set(scales.TABLE1_LOWER) & set(rows)
 
 

@@ -120,10 +120,18 @@ def test_lambda_one_is_bit_identical_to_plain_alphazero():
     for a, b in zip(jax.tree.leaves(plain.tree), jax.tree.leaves(hooked.tree)):
         if a.dtype != jnp.int8:  # embeddings' dropped observation placeholder
             np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(hooked.search_value_intrinsic, 0.0)  # no intrinsic part at λ = 1
     # ... while λ < 1 does change the search (the hook is live).
     mixed = search.run_search(env, net.apply, params, key, states, player, jnp.full(4, 0.5), config=config,
                               add_noise=True, feature_fn=phi_fn, intrinsic_reward_fn=reward_fn, hook_params=psi)
     assert not np.array_equal(plain.tree.node_values, mixed.tree.node_values)
+    assert np.all(np.abs(np.asarray(mixed.search_value_intrinsic)) > 0)
+    # λ = 0: every reward and value is intrinsic (tic-tac-toe's results are scaled by λ = 0).
+    intrinsic_only = search.run_search(env, net.apply, params, key, states, player, jnp.zeros(4), config=config,
+                                       add_noise=True, feature_fn=phi_fn, intrinsic_reward_fn=reward_fn,
+                                       hook_params=psi)
+    np.testing.assert_allclose(intrinsic_only.search_value_intrinsic, intrinsic_only.search_value, rtol=1e-5,
+                               atol=1e-6)
 
 
 @pytest.mark.parametrize("num_simulations", [5, 17])
@@ -242,6 +250,10 @@ def test_intrinsic_mix_on_two_ply_tree():
         np.testing.assert_allclose(q[a], expected[a], rtol=1e-5)
     root_value = ((1 - lam) * 0.6 + sum(visits[a] * expected[a] for a in (0, 1))) / (visits.sum() + 1)
     np.testing.assert_allclose(out.search_value[0], root_value, rtol=1e-5)
+    # Its intrinsic part: (1 − λ) v_d at the root and (1 − λ) r_d(a) on P's moves; the child
+    # leaves (opponent to move, "drop") and the opponent's winning move add none.
+    intrinsic = ((1 - lam) * 0.6 + sum(visits[a] * (1 - lam) * r_d[a] for a in (0, 1))) / (visits.sum() + 1)
+    np.testing.assert_allclose(out.search_value_intrinsic[0], intrinsic, rtol=1e-5)
 
 
 def _nim_two_ply(apply, lam, *, opponent_model="self", opponent=None, num_simulations=9, reward_weights=None):
@@ -276,6 +288,11 @@ def test_opponent_leaves_predicted_by_the_second_intrinsic_head():
         n = visits[a]
         assert n > 0
         np.testing.assert_allclose(q[a], (1 - lam) * r_d - (leaf + (n - 1) * lam) / n, rtol=1e-5)
+    # The intrinsic part: each child's leaf adds −(1 − λ) v_d_opp once (its expansion) among
+    # its n visits, seen with the negamax sign from the root.
+    intrinsic = ((1 - lam) * 0.6 + sum(visits[a] * (1 - lam) * r_d + (1 - lam) * v_d_opp
+                                       for a, r_d in ((0, 0.4), (1, -0.2)))) / (visits.sum() + 1)
+    np.testing.assert_allclose(out.search_value_intrinsic[0], intrinsic, rtol=1e-5)
     # λ = 1: the head is ignored bit for bit.
     plain = _nim_two_ply(lambda p, o, pl: apply(p, o, pl)._replace(value_d_opponent=None), 1.0)
     with_head = _nim_two_ply(apply, 1.0)

@@ -142,6 +142,42 @@ def test_diversity_terms_flow_into_records_and_targets():
     assert {"d_0", "d_1", "d_2", "diversity_objective", "mean_reward_d"} <= set(metrics)
     z_d = np.asarray(state.replay.data.z_d[: int(state.replay.size)])
     assert np.abs(z_d).max() > 0
+    # The intrinsic metrics, recomputed from the window over the moves of players 1-2 (λ = 0.5).
+    diverse = window.player > 0
+    v_int, v = window.search_value_intrinsic[diverse], window.search_value[diverse]
+    assert np.abs(v_int).max() > 0 and np.all(window.search_value_intrinsic[~diverse] == 0)
+    share = np.abs(v_int).sum() / (np.abs(v_int).sum() + np.abs(v - v_int).sum())
+    np.testing.assert_allclose(metrics["intrinsic_share"], share, rtol=1e-5)
+    rd = window.reward_d[diverse]
+    np.testing.assert_allclose(metrics["reward_d_per_move"], rd.mean(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(metrics["intrinsic_return_per_game"],
+                               0.5 * rd.mean() * float(metrics["plies_per_game"]) / 2, rtol=1e-5, atol=1e-7)
+    # A team without diversity has none of it.
+    plain = runner.build_components(tiny_config("team.num_players=3", "selfplay.num_plies=8"))
+    _, plain_metrics = jax.jit(functools.partial(trainer.selfplay_phase, plain))(
+        trainer.init_trainer(plain, jax.random.PRNGKey(1)))
+    for name in ("intrinsic_share", "reward_d_per_move", "intrinsic_return_per_game"):
+        assert float(plain_metrics[name]) == 0.0
+
+
+def test_checkpoint_written_before_the_intrinsic_part_restores_with_zeros(tmp_path):
+    # A run saved before the self-play window recorded search_value_intrinsic: its pending
+    # window has no such array. It restores, with the part 0 (what a λ = 1 window records).
+    config = tiny_config()
+    runner.train(config, tmp_path / "run", progress=False)
+    components = runner.build_components(config)
+    _, _, state = runner.load_run(tmp_path / "run")
+    old = state.pending._asdict()
+    del old["search_value_intrinsic"]
+    run_state = runner._to_run_state(state, None, False)  # pylint: disable=protected-access
+    run_state = run_state._replace(extra=dict(run_state.extra, pending=old))
+    with checkpoint.RunCheckpointer(str(tmp_path / "old" / "checkpoints")) as manager:
+        manager.save(4, run_state, config=config)
+    shutil.copy(tmp_path / "run" / "config.json", tmp_path / "old" / "config.json")
+    _, _, restored = runner.load_run(tmp_path / "old")
+    np.testing.assert_array_equal(restored.pending.search_value_intrinsic, 0.0)
+    np.testing.assert_array_equal(restored.pending.search_value, state.pending.search_value)
+    assert components.diverse is False
 
 
 def test_psro_nash_run_writes_graph_images(tmp_path):

@@ -152,3 +152,44 @@ def test_packed_states_step_exactly_like_the_originals(game):
     packed = jax.tree.leaves(state_codec.pack(jax.tree.map(lambda x: x[0], states)))
     if game == "chess":
         assert sum(x.nbytes for x in packed) < 2048
+
+
+@pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
+def test_root_value_part_recursion_reproduces_the_backed_up_values(algorithm):
+    # Tracking the whole reward and value as the "part", the linear recursion of
+    # root_value_part must give back the root value that the running-mean backup computed;
+    # tracking nothing gives 0.
+    env, net, params, states = _setup("connect_four", batch=4, plies=2)
+    batch = states.current_player.shape[0]
+    codec = search_state.codec(env)
+    rng = np.random.default_rng(0)
+    rewards = jnp.asarray(rng.normal(size=env.num_actions), jnp.float32)
+
+    def recurrent(params, key, action, stored):
+        del key
+        state = codec.unpack(stored)
+        next_state = jax.vmap(env.step)(state, action)
+        out = net.apply(params, next_state.observation, jnp.zeros(batch, jnp.int32))
+        value = jnp.where(next_state.terminated, 0.0, out.value)
+        step = tree_search.StepOutput(reward=rewards[action], discount=jnp.where(next_state.terminated, 0.0, -1.0),
+                                      prior_logits=out.policy_logits, value=value,
+                                      legal_action_mask=next_state.legal_action_mask,
+                                      reward_part=rewards[action], value_part=value)
+        return step, codec.pack(next_state)
+
+    out = net.apply(params, states.observation, jnp.zeros(batch, jnp.int32))
+    root = tree_search.RootInput(prior_logits=out.policy_logits, value=out.value, embedding=codec.pack(states),
+                                 legal_action_mask=states.legal_action_mask, value_part=out.value)
+    if algorithm == "puct":
+        selection = functools.partial(tree_search.puct_selection, pb_c_init=1.25, pb_c_base=19652.0,
+                                      qtransform=functools.partial(search.qtransform_alphazero, config=search.SearchConfig()))
+    else:
+        selection = functools.partial(tree_search.gumbel_selection, num_simulations=20, max_num_considered_actions=4)
+    tree = jax.jit(lambda k: tree_search.search(params, k, root, recurrent, selection, num_simulations=20,
+                                                num_slots=7))(jax.random.PRNGKey(1))
+    np.testing.assert_allclose(tree_search.root_value_part(tree), tree.node_values[:, 0], rtol=1e-5, atol=1e-6)
+    untracked = jax.jit(lambda k: tree_search.search(params, k, root._replace(value_part=None), recurrent, selection,
+                                                     num_simulations=20, num_slots=7))(jax.random.PRNGKey(1))
+    assert untracked.extra_data.value_part is None
+    np.testing.assert_array_equal(tree_search.root_value_part(untracked), 0.0)
+    np.testing.assert_array_equal(untracked.node_values, tree.node_values)  # tracking changes nothing

@@ -31,7 +31,15 @@ GROUPS: Dict[str, Tuple[str, str]] = {
     "selection": ("Fig. 8", "selection rules x search type x trials"),
     "matchmaking": ("Fig. 9, 10", "interaction graphs of each matchmaker; PSRO-Nash over training"),
     "matches": ("Table 2, 3, Fig. 6, 21-23", "AZdb vs AZ matches: W/D/L, Elo, team agents, openings"),
+    "sweep": ("(settings)", "a sweep's arms: each player's Elo against AZ, distinct moves vs the control, "
+                            "plies per game, intrinsic share"),
 }
+SWEEP_GROUPS = ("sweep",)  # groups of sweep scales (scales with variants) only
+
+
+def scale_groups(scale: Scale) -> Tuple[str, ...]:
+    """The figure groups ``scale`` evaluates: its own list, else every group but the sweep's."""
+    return scale.groups or tuple(g for g in GROUPS if g not in SWEEP_GROUPS)
 
 
 def group_module(group: str):
@@ -93,4 +101,4 @@ def load_or_evaluate(root, group: str) -> dict:
 
 __all__ = ["ARMS", "EvalSizes", "GROUPS", "Results", "ResultsError", "RunInfo", "RunSpec", "SCALES", "Scale",
            "arm_config", "evaluate_group", "get_scale", "group_module", "load_or_evaluate", "run_specs",
-           "train_runs"]
+           "scale_groups", "train_runs"]

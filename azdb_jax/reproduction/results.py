@@ -129,8 +129,9 @@ class Results:
     def runs(self, arm: str, *, trained: bool = True) -> List[RunInfo]:
         """The runs of ``arm`` (every seed); with ``trained``, only those whose training finished
         (a run still training is left out, so that no figure mixes training budgets)."""
-        if arm not in scales_lib.ARMS:
-            raise ValueError(f"unknown arm {arm!r}; arms: {', '.join(scales_lib.ARMS)}")
+        known = (*scales_lib.ARMS, *(v.name for v in self.scale.variants))
+        if arm not in known:
+            raise ValueError(f"unknown arm {arm!r}; arms: {', '.join(known)}")
         out = [self.run(spec.name) for spec in self.specs if spec.arm == arm]
         return [r for r in out if r.done] if trained else out
 

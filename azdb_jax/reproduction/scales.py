@@ -65,6 +65,16 @@ class EvalSizes:
 
 
 @dataclasses.dataclass(frozen=True)
+class Variant:
+    """An arm of a sweep: a base arm (``az``, ``azdb``, ``control``) with overrides on top, e.g.
+    ``Variant("azdb_lam070", "azdb", ("team.lam=0.7", "diversity.l0=0.38"))``."""
+
+    name: str
+    base: str
+    overrides: Tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class Scale:
     """One scale of the reproduction.
 
@@ -83,6 +93,9 @@ class Scale:
       eval: evaluation sizes.
       description: one line for the manifest and the console.
       arms: the arms this scale trains (every arm of ``ARMS`` unless said).
+      variants: further arms, each a base arm with overrides (a sweep's settings); trained
+        after ``arms``.
+      groups: the figure groups this scale evaluates (empty: every group but ``sweep``).
     """
 
     name: str
@@ -99,6 +112,16 @@ class Scale:
     eval: EvalSizes
     description: str
     arms: Tuple[str, ...] = ARMS
+    variants: Tuple[Variant, ...] = ()
+    groups: Tuple[str, ...] = ()
+
+    @property
+    def all_arms(self) -> Tuple[str, ...]:
+        """``arms`` then the variants' names: every arm this scale trains."""
+        return (*self.arms, *(v.name for v in self.variants))
+
+    def variant(self, name: str) -> Optional[Variant]:
+        return next((v for v in self.variants if v.name == name), None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,6 +171,33 @@ SCALES: Dict[str, Scale] = {
 }
 
 
+def sweep_scale(base: Scale, name: str, *, settings: Sequence[Tuple[str, float, float]], seeds: Tuple[int, ...],
+                match_games: int, description: str) -> Scale:
+    """A sweep of ``base``: per seed AZ, the λ = 1 control and one ``azdb`` run per setting
+    ``(name, λ, ℓ0)``, each pinning both values (so that a later change of a preset's
+    default leaves the sweep as it was); evaluated by the ``sweep`` group only."""
+    variants = tuple(Variant(arm, "azdb", (f"team.lam={lam}", f"diversity.l0={l0}")) for arm, lam, l0 in settings)
+    return dataclasses.replace(base, name=name, seeds=seeds, arms=("az", "control"), variants=variants,
+                               groups=("sweep",), eval=dataclasses.replace(base.eval, match_games=match_games),
+                               description=description)
+
+
+# The Gardner sweep (docs/results.md, "Choosing λ and ℓ0"): the reference is the setting
+# before calibration (λ = 0.9 and connect four's ℓ0 = 1.5); the others take the ℓ0 calibrated
+# from this sweep's own λ = 1 controls (presets.GARDNER_L0). Seeds 0 and 1 choose the
+# setting; the claims are measured on the cpu scale's other seeds.
+SCALES["cpu_sweep"] = sweep_scale(
+    SCALES["cpu"], "cpu_sweep", seeds=(0, 1), match_games=100,
+    settings=(("azdb_ref", 0.9, 1.5), ("azdb_lam070", 0.7, presets.GARDNER_L0),
+              ("azdb_lam090", 0.9, presets.GARDNER_L0), ("azdb_lam097", 0.97, presets.GARDNER_L0)),
+    description="Gardner chess: λ and ℓ0 of the diversity term, 2 seeds, the cpu scale's budget per run")
+# The same machinery in minutes (tests): one setting equal to the ci azdb arm, one other.
+SCALES["ci_sweep"] = sweep_scale(
+    SCALES["ci"], "ci_sweep", seeds=(0,), match_games=4,
+    settings=(("azdb_lam090", 0.9, presets.GARDNER_L0), ("azdb_lam050", 0.5, 0.3)),
+    description="Gardner chess, tiny networks: the sweep group end to end in minutes")
+
+
 def get_scale(name: str) -> Scale:
     if name not in SCALES:
         raise ValueError(f"unknown scale {name!r}; scales: {', '.join(SCALES)}")
@@ -155,6 +205,9 @@ def get_scale(name: str) -> Scale:
 
 
 def _arm_overrides(scale: Scale, arm: str, seed: int) -> Sequence[str]:
+    variant = scale.variant(arm)
+    if variant is not None:
+        return (*_arm_overrides(scale, variant.base, seed), *variant.overrides)
     team = {
         "az": ("team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay"),
         "azdb": (f"team.num_players={scale.num_players}", f"team.lam={scale.lam}", "team.matchmaker=psro_nash"),
@@ -196,7 +249,7 @@ def arm_config(scale: Scale, arm: str, seed: int) -> config_lib.TrainConfig:
 def run_specs(scale: Scale, arms: Optional[Sequence[str]] = None) -> Tuple[RunSpec, ...]:
     """Every run of ``scale`` (``<arm>_s<seed>``; ``arms``: default the scale's), in training order."""
     specs = []
-    for arm in scale.arms if arms is None else arms:
+    for arm in scale.all_arms if arms is None else arms:
         seeds = scale.puzzle_seeds if arm.startswith("az_starts") else scale.seeds
         for seed in seeds:
             specs.append(RunSpec(f"{arm}_s{seed}", arm, seed, arm_config(scale, arm, seed)))
