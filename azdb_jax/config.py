@@ -213,8 +213,10 @@ class RunConfig:
     eval_max_plies: int = 0  # evaluation games stop here (0: the game's own cap)
     eval_adjudication: str = "none"  # how games stopped at eval_max_plies score (azdb_jax.adjudication)
     # Opponents of the in-training evaluation, by name: the game's fixed opponents
-    # (azdb_jax.opponents.opponents_for) and "previous" (the previous evaluation's
-    # network); empty: all of them.
+    # (azdb_jax.opponents.opponents_for), "previous" (the previous evaluation's
+    # network) and, on chess and Gardner chess, classical alpha-beta specs such as
+    # "alphabeta:depth=2" (searched on the host at every ply); empty: the fixed
+    # opponents and "previous".
     eval_opponents: Tuple[str, ...] = ()
     checkpoint_every: int = 25  # iterations between checkpoints (0: only at the end)
     keep_checkpoints: int = 3

@@ -23,7 +23,6 @@ matches it already holds, so a long ladder can be stopped and resumed.
 
 import json
 import pathlib
-import random
 import sys
 import time
 from typing import Any, Dict, List
@@ -52,42 +51,6 @@ _AGENT_DEPTHS = flags.DEFINE_list("agent_depths", ["1", "2", "3"], "Depths the a
 _SIMULATIONS = flags.DEFINE_integer("simulations", 32, "The agents' search simulations.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the Gardner start positions.")
 _OUT = flags.DEFINE_string("out", None, "The JSON report (rewritten after every match; resumed from).")
-
-
-def gardner_starts(count: int, plies: int, seed: int) -> List[str]:
-    """``count`` distinct positions after ``plies`` uniformly random plies (games not over)."""
-    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
-
-    rng, fens, tries = random.Random(seed), [], 0
-    while len(fens) < count:
-        tries += 1
-        if tries > 100 * count:
-            raise ValueError(f"only {len(fens)} distinct start positions after {plies} random plies")
-        position = GardnerPosition()
-        for _ in range(plies):
-            moves = position.legal_moves()
-            if not moves:
-                break
-            position.push(rng.choice(moves))
-        if position.legal_moves() and not position.is_insufficient_material() and position.fen() not in fens:
-            fens.append(position.fen())
-    return fens
-
-
-def chess_starts(count: int, book) -> List[str]:
-    from azdb_jax import data  # pylint: disable=g-import-not-at-top
-
-    path = pathlib.Path(book) if book else data.data_path("books", "4mvs_+90_+99.epd")
-    return [position.board().fen() for position in data.load_book(path)][:count]
-
-
-def record(match: matches.MatchResult) -> Dict[str, Any]:
-    """A match's summary, unfinished games scored as draws, with its games' results."""
-    decided = matches.tally(match.result, match.finished | ~match.finished)
-    return dict(a=match.names[0], b=match.names[1], **{k: decided[k] for k in (
-        "games", "wins", "draws", "losses", "score", "elo", "elo_stderr", "elo_clipped", "elo_clipped_stderr")},
-        unfinished=int((~match.finished).sum()), mean_length=float(match.length.mean()),
-        results=[float(r) for r in match.result])
 
 
 def ladder(report: Dict[str, Any]) -> Dict[str, Any]:
@@ -125,8 +88,8 @@ def main(argv):
     out = pathlib.Path(_OUT.value)
     report = json.loads(out.read_text()) if out.exists() else {"matches": [], "nps": {}}
     env_id = "chess" if _GAME.value == "chess" else "gardner_chess"
-    starts = (chess_starts(_STARTS.value, _BOOK.value) if _GAME.value == "chess"
-              else gardner_starts(_STARTS.value, _OPENING_PLIES.value, _SEED.value))
+    starts = (host_matches.chess_starts(_STARTS.value, _BOOK.value) if _GAME.value == "chess"
+              else host_matches.gardner_starts(_STARTS.value, _OPENING_PLIES.value, _SEED.value))
     report.update(game=_GAME.value, starts=starts, max_plies=_MAX_PLIES.value, command=" ".join(sys.argv))
     depths = sorted(int(d) for d in _DEPTHS.value)
     spec = lambda depth: f"{player_lib.PREFIX}:depth={depth}{_SPEC.value}"  # noqa: E731
@@ -145,7 +108,7 @@ def main(argv):
         start = time.time()
         match = host_matches.play_host_match(a, b, starts, env_id=env_id, max_plies=_MAX_PLIES.value,
                                              names=(a.name, b.name), progress=True)
-        report["matches"].append(dict(record(match), seconds=time.time() - start))
+        report["matches"].append(dict(host_matches.match_record(match), seconds=time.time() - start))
         for p in (a, b):
             nps = report["nps"].setdefault(p.name, [0, 0.0])
             nps[0] += p.nodes_total
@@ -178,7 +141,7 @@ def play_agent(run: str, depths, spec, starts, env_id: str, report, done, save) 
         match = matches.play_engine_match(agent, team.params, engine, starts, env=team.env,
                                           max_plies=_MAX_PLIES.value, rng_key=jax.random.PRNGKey(0),
                                           agent_name=name, progress=True)
-        report["matches"].append(dict(record(match), seconds=time.time() - start))
+        report["matches"].append(dict(host_matches.match_record(match), seconds=time.time() - start))
         print(matches.format_summary(matches.summarize_match(match)), flush=True)
         save()
 

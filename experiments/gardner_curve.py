@@ -9,7 +9,10 @@ self-play, no noise) plays:
 - Fairy-Stockfish (``UCI_Variant gardner``) at each ``--engines`` limit, from ``--starts``
   positions reached by ``--opening_plies`` uniformly random plies from the initial position
   (the same for every checkpoint), both colours; engine games stop at ``--max_plies`` and
-  are then scored as draws.
+  are then scored as draws;
+- the classical alpha-beta searcher at each ``--classical`` spec (``alphabeta:depth=2``,
+  ``alphabeta:nodes=20000``; ``azdb_jax.classical.player``), from the same starts, as the
+  engine games are played.
 
 The run's own evaluation scores at the same iteration (``metrics.jsonl``) are copied in
 as ``own_vs_<opponent>``.
@@ -40,12 +43,15 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 from azdb_jax import adjudication, arena, cli, opponents, runner  # noqa: E402
+from azdb_jax.classical import player as player_lib  # noqa: E402
 from azdb_jax.envs import gardner_interop  # noqa: E402
 from azdb_jax.evaluation import fairy_stockfish, loading, matches, reports  # noqa: E402
 
 _RUN = flags.DEFINE_string("run", None, "A Gardner chess run directory.")
 _STEPS = flags.DEFINE_list("steps", [], "Checkpoint steps (default: every checkpoint kept).")
 _ENGINES = flags.DEFINE_list("engines", ["depth=1", "nodes=1000"], "Fairy-Stockfish limits, e.g. depth=1,nodes=1000.")
+_CLASSICAL = flags.DEFINE_list("classical", [], "Classical alpha-beta opponents, e.g. alphabeta:depth=2 "
+                                "(fields joined by ':').")
 _STARTS = flags.DEFINE_integer("starts", 10, "Start positions (each played with both colours).", lower_bound=1)
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Random plies from the initial position to each start.",
                                       lower_bound=0)
@@ -104,6 +110,7 @@ def main(argv):
     own = in_training_scores(workdir)
     rows = []
     engines = [fairy_stockfish.FairyStockfishPlayer(**limit) for limit in limits]
+    classical = [player_lib.player_from_spec(spec) for spec in _CLASSICAL.value]
     try:
         for step in steps:
             team = loading.load_team(workdir, step=step, num_simulations=_SIMULATIONS.value)
@@ -120,12 +127,12 @@ def main(argv):
                                                                   rng_key=jax.random.PRNGKey(_SEED.value + 1))))
                     row[f"vs_{name}"] = summary["score"]
                     row[f"vs_{name}_wdl"] = [summary["wins"], summary["draws"], summary["losses"]]
-            for limit, engine in zip(limits, engines):
+            keys = ["vs_fsf_" + "_".join(f"{k}{v}" for k, v in limit.items()) for limit in limits]
+            for key, engine in zip(keys + [f"vs_{p.name}" for p in classical], engines + classical):
                 result = matches.play_engine_match(agent, team.params, engine, starts, env=team.env,
                                                    max_plies=_MAX_PLIES.value,
                                                    rng_key=jax.random.PRNGKey(_SEED.value), agent_name=team.name)
                 tally = matches.tally(result.result, np.ones_like(result.finished))
-                key = "vs_fsf_" + "_".join(f"{k}{v}" for k, v in limit.items())
                 row[key] = tally["score"]
                 row[key + "_wdl"] = [tally["wins"], tally["draws"], tally["losses"]]
             rows.append(row)
@@ -134,7 +141,8 @@ def main(argv):
         for engine in engines:
             engine.close()
     report = dict(run=str(workdir), engine=engines[0].name.split(" ")[0] if engines else None,
-                  limits=_ENGINES.value, starts=starts, max_plies=_MAX_PLIES.value, rows=rows)
+                  limits=_ENGINES.value, classical=_CLASSICAL.value, starts=starts, max_plies=_MAX_PLIES.value,
+                  rows=rows)
     if _OUT.value:
         out = pathlib.Path(_OUT.value)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -5,9 +5,14 @@
   python experiments/play_match.py --a=runs/chess --a_rule=lookup --seeds=4 --heldout_seeds=2 --sample_plies=8 \\
       --b=runs/az --num_openings=20 --out=/tmp/lookup
   python experiments/play_match.py --a=runs/chess --b=stockfish --stockfish_elo=1500 --out=/tmp/sf
+  python experiments/play_match.py --a=runs/gardner_cpu --b=alphabeta:depth=3 --num_openings=10 --opening_plies=2 \
+      --out=/tmp/ab3
 
 An agent (--a, --b) is a run directory of experiments/train.py, optionally at a
-checkpoint step (``runs/demo@40``); ``stockfish`` (chess; --stockfish* flags); or a
+checkpoint step (``runs/demo@40``); ``stockfish`` (chess; --stockfish* flags); a classical
+alpha-beta searcher (chess, Gardner chess; ``alphabeta:depth=3``, ``alphabeta:nodes=20000``,
+see ``azdb_jax.classical.player``: it plays on host boards with the game's move stack,
+and two of them, or one and stockfish, play a host-side match); or a
 fixed opponent of the game (``random``, and per game ``perfect``, ``minimax2``,
 ``oracle``; see ``azdb_jax.opponents.opponents_for``). A run plays as one team player
 (--a_player=j), as the whole team through a selection rule (--a_rule=visit|value|lcb|gap),
@@ -50,6 +55,9 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 from azdb_jax import envs, opponents  # noqa: E402
+from azdb_jax.classical import matches as host_matches  # noqa: E402
+from azdb_jax.classical import player as classical_player  # noqa: E402
+from azdb_jax.envs import board_interop  # noqa: E402
 from azdb_jax.evaluation import game_records, matches, reports, specialisation  # noqa: E402
 from azdb_jax import cli, runner  # noqa: E402
 from azdb_jax.evaluation import loading  # noqa: E402
@@ -99,9 +107,12 @@ def _team_policy(agent: Agent, player: Optional[int], rule: Optional[str], side:
 def resolve_agent(spec: str, *, side: str, player=None, rule=None, num_players=None, simulations=None,
                   sample_plies: int = 0, extrinsic_only: bool = False,
                   stockfish: Optional[Dict[str, Any]] = None) -> Agent:
-    """An ``Agent`` for ``spec`` (run directory[@step], "stockfish" or a fixed opponent name)."""
+    """An ``Agent`` for ``spec`` (run directory[@step], "stockfish", a classical searcher
+    ``alphabeta:...`` or a fixed opponent name)."""
     if spec == "stockfish":
         return Agent(name="stockfish", engine=stockfish or {})
+    if classical_player.is_spec(spec):
+        return Agent(name=spec, engine=classical_player.player_from_spec(spec))
     path, step = _parse_run(spec)
     if not (path / "config.json").is_file():
         if step is None and not path.exists():
@@ -177,9 +188,11 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
     for agent, side in ((agent_a, "a"), (agent_b, "b")):
         _fixed(agent, env, side)
     engines = [agent for agent in (agent_a, agent_b) if agent.engine is not None]
-    if engines and env.id != "chess":
+    if any(isinstance(agent.engine, dict) for agent in engines) and env.id != "chess":
         raise ValueError(f"stockfish plays chess, not {env.id}")
-    if len(engines) == 2:
+    if engines and env.id not in ("chess", "gardner_chess"):
+        raise ValueError(f"{engines[0].name} plays chess and gardner_chess, not {env.id}")
+    if len(engines) == 2 and all(isinstance(agent.engine, dict) for agent in engines):
         raise ValueError("both agents are stockfish: one side must be an agent of this project")
     if agent_a.lookup and (heldout_seeds < 1 or engines):
         raise ValueError("--a_rule=lookup needs --heldout_seeds >= 1 and an opponent that is not stockfish")
@@ -217,15 +230,29 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
             opponent_name=agent_b.name, sample_plies=sample_plies, progress=progress)
         match, extra["specialisation"] = result.lookup, result.report
     elif engines:
-        agent, engine_agent = (agent_a, agent_b) if agent_b.engine is not None else (agent_b, agent_a)
         from azdb_jax.evaluation.stockfish import StockfishPlayer  # pylint: disable=g-import-not-at-top
 
-        with StockfishPlayer(**engine_agent.engine) as engine:
-            match = matches.play_engine_match(agent.policy, agent.params, engine, fens, seeds=train_seeds,
-                                              max_plies=max_plies, env=env, batch_pairs=batch_pairs,
-                                              agent_name=agent.name, progress=progress)
-        if agent is agent_b:
-            match = _flipped(match)
+        if fens is None:  # Gardner chess: the starts as FENs for the host boards
+            game = board_interop.for_env(env)
+            fens = ([None] if starts is None else
+                    [game.state_to_fen(jax.tree.map(lambda x, i=i: x[i], starts)) for i in range(int(starts.current_player.shape[0]))])
+        host = {id(agent): (StockfishPlayer(**agent.engine) if isinstance(agent.engine, dict)
+                            else agent.engine) for agent in engines}
+        try:
+            if len(engines) == 2:  # two host-side players (a classical searcher and an engine)
+                match = host_matches.play_host_match(host[id(agent_a)], host[id(agent_b)], fens, env_id=env.id,
+                                                     max_plies=max_plies, names=(agent_a.name, agent_b.name),
+                                                     progress=progress)
+            else:
+                agent, engine_agent = (agent_a, agent_b) if agent_b.engine is not None else (agent_b, agent_a)
+                match = matches.play_engine_match(agent.policy, agent.params, host[id(engine_agent)], fens,
+                                                  seeds=train_seeds, max_plies=max_plies, env=env,
+                                                  batch_pairs=batch_pairs, agent_name=agent.name, progress=progress)
+                if agent is agent_b:
+                    match = _flipped(match)
+        finally:
+            for player in host.values():
+                player.close()
     else:
         match = matches.play_match(env, agent_a.policy, agent_a.params, agent_b.policy, agent_b.params,
                                    starts=starts, seeds=train_seeds, max_plies=max_plies, batch_pairs=batch_pairs,
@@ -281,8 +308,10 @@ def main(argv: List[str]) -> None:
 
 if __name__ == "__main__":
     # Flags are defined only when run as a script, so tests can import several CLIs.
-    _A = flags.DEFINE_string("a", None, "Agent A: RUN_DIR[@STEP], 'stockfish' or a fixed opponent name.")
-    _B = flags.DEFINE_string("b", None, "Agent B: RUN_DIR[@STEP], 'stockfish' or a fixed opponent name.")
+    _A = flags.DEFINE_string("a", None, "Agent A: RUN_DIR[@STEP], 'stockfish', 'alphabeta:...' or a fixed "
+                             "opponent name.")
+    _B = flags.DEFINE_string("b", None, "Agent B: RUN_DIR[@STEP], 'stockfish', 'alphabeta:...' or a fixed "
+                             "opponent name.")
     _A_PLAYER = flags.DEFINE_integer("a_player", None, "A plays as this single team player.")
     _A_RULE = flags.DEFINE_string("a_rule", None, f"A plays as the team through this rule: {', '.join(RULES)}.")
     _B_PLAYER = flags.DEFINE_integer("b_player", None, "B plays as this single team player.")

@@ -74,7 +74,8 @@ _REFERENCES = flags.DEFINE_list("references", ["random", "minimax2"], "Fixed opp
 _ENGINES = flags.DEFINE_list("engine_limits", [], "Levels of the game's reference engine (Fairy-Stockfish on Gardner "
                              "chess, Stockfish on chess) the junior and the strong player play for their Elo against "
                              "it, e.g. depth=1,depth=1:skill=-20 or nodes=100:skill=0,time=0.05:elo=1350 (one of "
-                             "depth, nodes, time, then skill or elo (chess), joined by ':').")
+                             "depth, nodes, time, then skill or elo (chess), joined by ':'), or classical "
+                             "alpha-beta searchers such as alphabeta:depth=3.")
 _JUNIOR_STRENGTH = flags.DEFINE_bool("junior_strength", True, "Measure the junior against --references and the strong "
                                      "player first (--nojunior_strength: only the framework rows, e.g. when "
                                      "another invocation with the same junior measures it).")

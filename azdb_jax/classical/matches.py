@@ -12,16 +12,18 @@ or at ``max_plies``, where it is unfinished. The result is an
 game records apply unchanged.
 """
 
-from typing import Callable, List, Optional, Sequence
+import pathlib
+import random
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import chess
 import numpy as np
 import tqdm
 
 from azdb_jax.envs import board_interop
-from azdb_jax.evaluation.matches import MatchResult
+from azdb_jax.evaluation.matches import MatchResult, tally
 
-__all__ = ["play_host_match", "game_over"]
+__all__ = ["play_host_match", "game_over", "gardner_starts", "chess_starts", "match_record"]
 
 Player = Callable[[object], chess.Move]
 
@@ -92,3 +94,39 @@ def play_host_match(player_a: Player, player_b: Player, start_fens: Sequence[Opt
                        a_colour=np.where(a_first == white, "white", "black"), result=np.asarray(rows["result"]),
                        finished=np.asarray(rows["finished"]), length=length, actions=actions)
 
+
+def gardner_starts(count: int, plies: int, seed: int) -> List[str]:
+    """``count`` distinct positions after ``plies`` uniformly random plies (games not over)."""
+    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
+
+    rng, fens, tries = random.Random(seed), [], 0
+    while len(fens) < count:
+        tries += 1
+        if tries > 100 * count:
+            raise ValueError(f"only {len(fens)} distinct start positions after {plies} random plies")
+        position = GardnerPosition()
+        for _ in range(plies):
+            moves = position.legal_moves()
+            if not moves:
+                break
+            position.push(rng.choice(moves))
+        if position.legal_moves() and not position.is_insufficient_material() and position.fen() not in fens:
+            fens.append(position.fen())
+    return fens
+
+
+def chess_starts(count: int, book) -> List[str]:
+    """The first ``count`` positions of a FEN/EPD book (default: the shared 4-move book)."""
+    from azdb_jax import data  # pylint: disable=g-import-not-at-top
+
+    path = pathlib.Path(book) if book else data.data_path("books", "4mvs_+90_+99.epd")
+    return [position.board().fen() for position in data.load_book(path)][:count]
+
+
+def match_record(match: MatchResult) -> Dict[str, Any]:
+    """A match's summary, unfinished games scored as draws, with its games' results."""
+    decided = tally(match.result, match.finished | ~match.finished)
+    return dict(a=match.names[0], b=match.names[1], **{k: decided[k] for k in (
+        "games", "wins", "draws", "losses", "score", "elo", "elo_stderr", "elo_clipped", "elo_clipped_stderr")},
+        unfinished=int((~match.finished).sum()), mean_length=float(match.length.mean()),
+        results=[float(r) for r in match.result])

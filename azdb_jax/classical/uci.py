@@ -257,6 +257,8 @@ class ClassicalEngine:
 
         result = player.searcher(8 if position.variant == "chess" else 5).search(
             native, limits, stop=self._stop.is_set, on_iteration=info)
+        if result.nodes > (result.nodes_by_depth[-1] if result.nodes_by_depth else 0):
+            info(result)  # the unfinished iteration's nodes and time count too
         if go.infinite:
             self._stop.wait()  # UCI: answer an infinite search only after stop
         self._answer(native.uci(result.best_move))

@@ -150,9 +150,28 @@ def parse_engine_limit(text: str, game: Optional[str] = None) -> Dict[str, Any]:
     return limit
 
 
+def check_engine_level(text: str, game: Optional[str] = None) -> None:
+    """ValueError unless ``text`` is a reference-engine limit (``parse_engine_limit``) or a
+    classical searcher spec (``alphabeta:depth=3``, chess and Gardner chess)."""
+    from azdb_jax.classical import player as classical_player  # pylint: disable=g-import-not-at-top
+
+    if not classical_player.is_spec(text):
+        parse_engine_limit(text, game)
+        return
+    classical_player.parse_spec(text)
+    if game is not None and game not in ENGINES:
+        raise ValueError(f"engine_limits: {text!r}: the classical searcher plays {', '.join(ENGINES)}, not {game}")
+
+
 def engine_player(game: str, limit: str):
     """The reference engine of ``game`` at ``limit`` (``parse_engine_limit``): Stockfish
-    for chess, Fairy-Stockfish for Gardner chess; ``player(board) -> chess.Move``."""
+    for chess, Fairy-Stockfish for Gardner chess; or, for a classical spec such as
+    ``alphabeta:depth=3`` (``azdb_jax.classical.player``), that alpha-beta searcher;
+    ``player(board) -> chess.Move``."""
+    from azdb_jax.classical import player as classical_player  # pylint: disable=g-import-not-at-top
+
+    if classical_player.is_spec(limit):
+        return classical_player.player_from_spec(limit)
     kwargs = parse_engine_limit(limit, game)
     if game == "chess":
         from azdb_jax.evaluation import stockfish  # pylint: disable=g-import-not-at-top
@@ -170,7 +189,8 @@ class TableSettings:
     adjudicated by material; ``references``: fixed opponents measuring the junior
     (``opponents.opponents_for``); ``engine_limits``: levels of the game's reference
     engine (Stockfish on chess, Fairy-Stockfish on Gardner chess; ``"depth=1"``,
-    ``"nodes=100:skill=-10"``, see ``parse_engine_limit``) that the junior and the strong
+    ``"nodes=100:skill=-10"``, see ``parse_engine_limit``) or classical searchers
+    (``"alphabeta:depth=3"``, ``azdb_jax.classical.player``) that the junior and the strong
     player play from the same starts, for their Elo against the engine;
     ``junior_strength=False`` skips the junior's rows (and the engine's);
     ``junior_top_k``: the expector's model of a junior (its top-k moves)."""
@@ -204,7 +224,7 @@ class TableSettings:
         if self.games < 2 or self.games % 2:
             raise ValueError(f"games must be even and >= 2 (both colours per start), got {self.games}")
         for text in self.engine_limits:
-            parse_engine_limit(text)
+            check_engine_level(text)
         if self.max_plies < 1 or self.opening_plies < 0 or self.junior_top_k < 1:
             raise ValueError(f"max_plies >= 1, opening_plies >= 0 and junior_top_k >= 1 are needed, got "
                              f"{self.max_plies}, {self.opening_plies}, {self.junior_top_k}")
@@ -307,7 +327,7 @@ def play_tables(settings: TableSettings, out, *, log: Log = _print) -> Dict[str,
     if junior_net.env.id != env.id:
         raise ValueError(f"junior: {junior_dir} plays '{junior_net.env.id}', {strong_dir} plays '{env.id}'")
     for text in settings.engine_limits:  # before any game: a level the game's engine cannot play
-        parse_engine_limit(text, env.id)
+        check_engine_level(text, env.id)
     fixed = opponents.opponents_for(env.id, env)
     unknown = [name for name in settings.references if name not in fixed]
     if unknown:

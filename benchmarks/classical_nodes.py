@@ -1,0 +1,138 @@
+"""Nodes the classical search needs to complete a depth, with each technique on and off.
+
+  python benchmarks/classical_nodes.py --game=gardner --depth=5 --out=eval/nodes_gardner.json
+  python benchmarks/classical_nodes.py --game=chess --depth=4 --out=eval/nodes_chess.json
+
+On ``--positions`` fixed positions (chess: the first positions of the shared 4-move
+book; Gardner chess: distinct positions after 6 random plies, seed 1), each
+configuration searches every position to ``--depth`` with a fresh searcher (empty
+table, killers, history) and no endgame tables. Configurations: ``all`` (every technique
+of ``SearchOptions`` on, singular extensions off), one technique switched off at a time
+(``-name``), ``-ordering`` (table move, MVV/LVA, killers, history and the root's
+iterative-deepening order all off), ``+singular`` (singular extensions on) and
+``minimax`` (no alpha-beta pruning, no table and no quiescence: every move with the full
+window, static evaluation at the horizon; compare it with ``-quiescence``). Without
+alpha-beta the quiescence search is itself a full-width tree of capture sequences, so
+``-alpha_beta`` mostly reaches the cap.
+A search that reaches ``--node_cap`` nodes is stopped and counted as the cap (reported
+as a lower bound). Per configuration: total and median nodes, the geometric mean of
+nodes / nodes of ``all`` over the positions, seconds, nodes per second, and how often
+the best move and the score equal ``all``'s.
+
+The report is rewritten after every configuration; a rerun keeps the configurations it
+holds.
+"""
+
+import dataclasses
+import json
+import pathlib
+import statistics
+import sys
+import time
+
+import numpy as np
+from absl import app, flags
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from azdb_jax import cli  # noqa: E402
+from azdb_jax.classical import matches as host_matches  # noqa: E402
+from azdb_jax.classical import player as player_lib  # noqa: E402
+from azdb_jax.classical import search  # noqa: E402
+from azdb_jax.evaluation import reports  # noqa: E402
+
+_GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
+_DEPTH = flags.DEFINE_integer("depth", 5, "Depth each search completes.", lower_bound=1)
+_POSITIONS = flags.DEFINE_integer("positions", 30, "Fixed positions.", lower_bound=1)
+_NODE_CAP = flags.DEFINE_integer("node_cap", 500_000, "Nodes at which a search is stopped.", lower_bound=1)
+_CONFIGS = flags.DEFINE_list("configs", [], "Configurations to run (default: all).")
+_OUT = flags.DEFINE_string("out", None, "JSON report.")
+
+TECHNIQUES = ("alpha_beta", "iterative_deepening", "root_ordering", "tt_move", "mvv_lva", "killers", "history",
+              "transposition_table", "quiescence")
+ORDERING = ("root_ordering", "tt_move", "mvv_lva", "killers", "history")
+
+
+def configurations():
+    """{name: SearchOptions} of the benchmark (module docstring)."""
+    base = dict(endgame_tables=False)
+    configs = {"all": search.SearchOptions(**base)}
+    for name in TECHNIQUES:
+        configs[f"-{name}"] = search.SearchOptions(**base, **{name: False})
+    configs["-ordering"] = search.SearchOptions(**base, **{name: False for name in ORDERING})
+    configs["+singular"] = search.SearchOptions(**base, singular_extensions=True)
+    configs["minimax"] = search.SearchOptions(**base, alpha_beta=False, transposition_table=False, quiescence=False)
+    return configs
+
+
+def positions(game: str, count: int):
+    if game == "chess":
+        fens = host_matches.chess_starts(count, None)
+    else:
+        fens = host_matches.gardner_starts(count, 6, seed=1)
+    return fens, [player_lib.position_of(_board(game, fen)) for fen in fens]
+
+
+def _board(game: str, fen: str):
+    if game == "chess":
+        import chess  # pylint: disable=g-import-not-at-top
+        return chess.Board(fen)
+    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
+    return GardnerPosition(fen)
+
+
+def run_config(options: search.SearchOptions, boards, depth: int, cap: int):
+    rows = []
+    for position in boards:
+        searcher = search.Searcher(options)
+        result = searcher.search(position.copy(), search.Limits(depth=depth, nodes=cap))
+        rows.append(dict(nodes=result.nodes, seconds=result.seconds, depth=result.depth,
+                         capped=result.nodes >= cap and result.depth < depth,
+                         move=position.uci(result.best_move), score=result.score,
+                         extensions=searcher.extensions))
+    return rows
+
+
+def summary(rows, reference):
+    nodes = np.array([r["nodes"] for r in rows], float)
+    seconds = sum(r["seconds"] for r in rows)
+    out = dict(total_nodes=int(nodes.sum()), median_nodes=float(statistics.median(nodes)), seconds=seconds,
+               nps=float(nodes.sum() / seconds) if seconds else 0.0, capped=sum(r["capped"] for r in rows),
+               extensions=sum(r["extensions"] for r in rows))
+    if reference is not None:
+        base = np.array([r["nodes"] for r in reference], float)
+        out["ratio_to_all_geomean"] = float(np.exp(np.mean(np.log(nodes / base))))
+        out["same_move_as_all"] = sum(r["move"] == b["move"] for r, b in zip(rows, reference))
+        out["same_score_as_all"] = sum(r["score"] == b["score"] for r, b in zip(rows, reference))
+    return out
+
+
+def main(argv):
+    del argv
+    if not _OUT.value:
+        raise ValueError("--out is required")
+    out = pathlib.Path(_OUT.value)
+    report = json.loads(out.read_text()) if out.exists() else {"configs": {}}
+    fens, boards = positions(_GAME.value, _POSITIONS.value)
+    report.update(game=_GAME.value, depth=_DEPTH.value, node_cap=_NODE_CAP.value, positions=fens,
+                  command=" ".join(sys.argv))
+    configs = configurations()
+    chosen = _CONFIGS.value or list(configs)
+    unknown = [c for c in chosen if c not in configs]
+    if unknown:
+        raise ValueError(f"--configs: unknown {unknown}; configurations: {', '.join(configs)}")
+    for name in ["all"] + [c for c in chosen if c != "all"]:
+        if name in report["configs"]:
+            continue
+        start = time.time()
+        rows = run_config(configs[name], boards, _DEPTH.value, _NODE_CAP.value)
+        reference = report["configs"].get("all", {}).get("rows") if name != "all" else None
+        report["configs"][name] = dict(options=dataclasses.asdict(configs[name]), rows=rows,
+                                       summary=summary(rows, reference), wall_seconds=time.time() - start)
+        print(name, json.dumps(report["configs"][name]["summary"]), flush=True)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        reports.write_atomic(out, json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)
