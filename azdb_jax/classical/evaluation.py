@@ -27,6 +27,7 @@ learning`` fits them by least squares from game outcomes.
 
 import dataclasses
 import json
+import operator
 import pathlib
 from typing import Dict, List, Sequence, Tuple
 
@@ -100,46 +101,71 @@ _KING_ZONE = [chess.BB_KING_ATTACKS[s] | chess.BB_SQUARES[s] for s in range(64)]
 
 
 def chess_features(board: chess.Board) -> List[int]:
-    """The terms of ``FEATURES`` (without tempo) of a chess board, White minus Black."""
-    f = [0] * NUM_TERMS
-    pawns_all = board.pawns
-    popcount = chess.popcount
+    """The terms of ``FEATURES`` (without tempo) of a chess board, White minus Black.
+
+    Attack sets come from python-chess's precomputed tables (its ``attacks_mask``,
+    inlined: the evaluation is most of the search's time, ``docs/performance.md``)."""
+    occupied = board.occupied
+    pawns_all, knights, bishops, rooks, queens = board.pawns, board.knights, board.bishops, board.rooks, board.queens
+    diagonal = bishops | queens
+    straight = rooks | queens
+    out = [0] * NUM_TERMS
     for colour, sign in ((chess.WHITE, 1), (chess.BLACK, -1)):
         own = board.occupied_co[colour]
         enemy_king = board.king(not colour)
+        king = board.king(colour)
         zone = _KING_ZONE[enemy_king] if enemy_king is not None else 0
         mobility = attack = centre = 0
-        for kind in (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN):
-            pieces = board.pieces_mask(kind, colour)
-            f[kind - 1] += sign * popcount(pieces)
-            for square in chess.scan_forward(pieces):
-                attacks = board.attacks_mask(square)
-                mobility += popcount(attacks & ~own)
-                attack += popcount(attacks & zone)
-                centre += popcount(attacks & _CENTRE)
+        pieces = (knights | diagonal | straight) & own
+        while pieces:
+            bit = pieces & -pieces
+            square = bit.bit_length() - 1
+            pieces ^= bit
+            if bit & knights:
+                attacks = _KNIGHT[square]
+            else:
+                attacks = 0
+                if bit & diagonal:
+                    attacks = _DIAG[square][_DIAG_MASK[square] & occupied]
+                if bit & straight:
+                    attacks |= _RANK[square][_RANK_MASK[square] & occupied] | _FILE[square][_FILE_MASK[square] & occupied]
+            mobility += (attacks & ~own).bit_count()
+            attack += (attacks & zone).bit_count()
+            centre += (attacks & _CENTRE).bit_count()
         pawns = pawns_all & own
-        f[0] += sign * popcount(pawns)
         if colour:
             pawn_attacks = ((pawns & _NOT_A) << 7 | (pawns & _NOT_H) << 9) & chess.BB_ALL
         else:
             pawn_attacks = (pawns & _NOT_A) >> 9 | (pawns & _NOT_H) >> 7
-        king = board.king(colour)
-        attack += popcount(pawn_attacks & zone) + (popcount(chess.BB_KING_ATTACKS[king] & zone) if king is not None else 0)
-        centre += popcount(pawn_attacks & _CENTRE)
-        shield = popcount(pawns & _SHIELD[colour][king]) if king is not None else 0
-        rooks = board.pieces_mask(chess.ROOK, colour)
+        attack += (pawn_attacks & zone).bit_count()
+        centre += (pawn_attacks & _CENTRE).bit_count()
+        shield = 0
+        if king is not None:
+            attack += (chess.BB_KING_ATTACKS[king] & zone).bit_count()
+            shield = (pawns & _SHIELD[colour][king]).bit_count()
         open_files = semi_open = 0
-        for square in chess.scan_forward(rooks):
-            file_mask = chess.BB_FILES[chess.square_file(square)]
+        own_rooks = rooks & own
+        while own_rooks:
+            bit = own_rooks & -own_rooks
+            own_rooks ^= bit
+            file_mask = chess.BB_FILES[(bit.bit_length() - 1) & 7]
             if not pawns_all & file_mask:
                 open_files += 1
             elif not pawns & file_mask:
                 semi_open += 1
-        for index, value in ((5, mobility), (6, attack), (7, shield),
-                             (8, popcount(board.pieces_mask(chess.BISHOP, colour)) >= 2),
-                             (9, open_files), (10, semi_open), (11, centre)):
-            f[index] += sign * int(value)
-    return f
+        own_bishops = (bishops & own).bit_count()
+        values = (pawns.bit_count(), (knights & own).bit_count(), own_bishops, (rooks & own).bit_count(),
+                  (queens & own).bit_count(), mobility, attack, shield, int(own_bishops >= 2), open_files, semi_open,
+                  centre)
+        for index, value in enumerate(values):
+            out[index] += sign * value
+    return out
+
+
+_KNIGHT = chess.BB_KNIGHT_ATTACKS
+_DIAG, _DIAG_MASK = chess.BB_DIAG_ATTACKS, chess.BB_DIAG_MASKS
+_RANK, _RANK_MASK = chess.BB_RANK_ATTACKS, chess.BB_RANK_MASKS
+_FILE, _FILE_MASK = chess.BB_FILE_ATTACKS, chess.BB_FILE_MASKS
 
 
 # ---------------------------------------------------------------------------- Gardner (5x5)
@@ -244,7 +270,7 @@ def side_features(position) -> List[int]:
 def evaluate(position, weights: EvalWeights = DEFAULT_WEIGHTS) -> int:
     """The value for the side to move in centipawns (module docstring)."""
     w = weights.values
-    total = sum(wi * fi for wi, fi in zip(w, features(position)))
+    total = sum(map(operator.mul, w, features(position)))  # zip stops before tempo
     value = int(round((total if position.turn else -total) + w[-1]))
     return max(-EVAL_LIMIT, min(EVAL_LIMIT, value))
 

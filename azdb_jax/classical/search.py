@@ -54,6 +54,7 @@ MAX_PLY = 128
 SINGULAR_MIN_DEPTH = 3
 SINGULAR_MARGIN = 20  # centipawns per ply of depth
 _CHECK_EVERY = 512  # nodes between looks at the clock
+EVAL_CACHE_SIZE = 1 << 18  # static evaluations kept by key (cleared when full)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,6 +166,7 @@ class Searcher:
         self.history: Dict[Any, int] = {}
         self.killers: List[List[Any]] = [[None, None] for _ in range(MAX_PLY + 1)]
         self.nodes = self.leaves = self.extensions = 0  # of the last search (extensions: singular)
+        self._eval_cache: Dict[int, int] = {}  # key -> static evaluation (it depends on the position only)
         self._stop: Optional[Callable[[], bool]] = None
 
     def reset(self) -> None:
@@ -173,6 +175,7 @@ class Searcher:
             self.tt.clear()
         self.history.clear()
         self.killers = [[None, None] for _ in range(MAX_PLY + 1)]
+        self._eval_cache.clear()
 
     # ------------------------------------------------------------------ the driver
 
@@ -351,11 +354,23 @@ class Searcher:
                     return 0 if outcome == 0 else outcome * (MATE - ply - plies)
         return None
 
-    def _leaf(self, position, ply: int) -> int:
+    def _static(self, position) -> int:
+        """The static evaluation, from the cache when this position was evaluated before."""
         self.leaves += 1
+        cache = self._eval_cache
+        value = cache.get(position.key)
+        if value is None:
+            value = self.evaluate(position)
+            if len(cache) >= EVAL_CACHE_SIZE:
+                cache.clear()
+            cache[position.key] = value
+        return value
+
+    def _leaf(self, position, ply: int) -> int:
         if not position.has_legal_move():
+            self.leaves += 1
             return -(MATE - ply) if position.in_check() else 0
-        return self.evaluate(position)
+        return self._static(position)
 
     def _negamax(self, position, depth: int, alpha: int, beta: int, ply: int, excluded) -> int:
         self.nodes += 1
@@ -447,8 +462,7 @@ class Searcher:
                 return known
         opts = self.options
         if ply >= MAX_PLY:
-            self.leaves += 1
-            return self.evaluate(position)
+            return self._static(position)
         if not opts.alpha_beta:
             alpha, beta = -INF, INF
         if position.in_check():
@@ -457,8 +471,7 @@ class Searcher:
                 return -(MATE - ply)
             best = -INF
         else:
-            self.leaves += 1
-            best = self.evaluate(position)
+            best = self._static(position)
             if best >= beta:
                 return best
             alpha = max(alpha, best)
