@@ -70,38 +70,13 @@ def test_missing_material_is_named():
         endgames.EndgameTables(8, ["KQK"]).lookup(ChessPosition("8/8/8/3k4/1r6/1K6/8/8 w - - 0 1"))
 
 
-def _engine_verdict(score: chess.engine.Score):
-    mate = score.mate()
-    if mate is not None:
-        return (1 if mate > 0 else -1), abs(mate)
-    return (1 if score.score() > 200 else -1 if score.score() < -200 else 0), None
-
-
-def _table_verdict(tables, position):
-    outcome, plies = tables.lookup(position)
-    return outcome, (plies + 1) // 2 if outcome > 0 else plies // 2 if outcome < 0 else None
-
-
-def _compare(tables, table, make, analyse, count):
-    """Win/draw agreements, exact mate agreements, mates the engine found longer (it prunes;
-    it never finds a shorter one)."""
-    same_outcome = same_mate = longer = 0
-    for white in (True, False):
-        for index in endgames.sample_entries(table, count // 2, seed=7, white_to_move=white):
-            fen = endgames.index_fen(table, int(index), white)
-            position = make(fen)
-            if not position.legal_moves():
-                continue
-            ours, theirs = _table_verdict(tables, position), _engine_verdict(analyse(fen))
-            assert ours[0] == theirs[0], (fen, ours, theirs)
-            same_outcome += 1
-            if theirs[1] is not None:
-                assert theirs[1] >= ours[1], (fen, ours, theirs)  # a shorter mate would refute the table
-                same_mate += theirs[1] == ours[1]
-                longer += theirs[1] > ours[1]
-                if ours[1] <= 3:
-                    assert theirs[1] == ours[1], (fen, ours, theirs)
-    return same_outcome, same_mate, longer
+def _check(report, min_positions):
+    """Every outcome agrees; the engine never finds a shorter mate; short mates are exact."""
+    assert report["positions"] >= min_positions
+    assert report["same_outcome"] == report["positions"], report["disagreements"]
+    assert report["engine_shorter"] == 0, report["disagreements"]
+    assert all(ours[1] > 3 for _, ours, _ in report["disagreements"]), report["disagreements"]
+    return report
 
 
 def test_gardner_tables_agree_with_fairy_stockfish(fsf_path):
@@ -111,16 +86,16 @@ def test_gardner_tables_agree_with_fairy_stockfish(fsf_path):
     with FairyStockfish(fsf_path) as engine:
         for material in endgames.MATERIALS:
             analyse = lambda fen: engine.analyse(fen, limit=chess.engine.Limit(depth=20)).lines[0].score  # noqa: E731
-            agreed, exact, _ = _compare(tables, endgames.cached_table(material, 5), GardnerPosition, analyse, 30)
-            assert agreed >= 25 and exact >= agreed // 2
+            report = _check(endgames.compare_with_engine(tables, endgames.cached_table(material, 5),
+                                                         GardnerPosition, analyse, 30), 25)
+            assert report["same_mate"] >= report["engine_mates"] // 2
 
 
 def test_chess_tables_agree_with_stockfish(stockfish_path):
     tables = endgames.EndgameTables(8)
     with chess.engine.SimpleEngine.popen_uci(stockfish_path) as engine:
         analyse = lambda fen: engine.analyse(chess.Board(fen), chess.engine.Limit(depth=18))["score"].relative  # noqa
-        agreed, _, _ = _compare(tables, endgames.cached_table("KQK", 8), ChessPosition, analyse, 16)
-        assert agreed >= 14
+        _check(endgames.compare_with_engine(tables, endgames.cached_table("KQK", 8), ChessPosition, analyse, 16), 14)
 
 
 def test_search_with_tables_plays_the_shortest_mate():

@@ -277,3 +277,48 @@ def sample_entries(table: Table, count: int, seed: int, *, white_to_move: bool) 
     """``count`` distinct legal entries of one side to move, uniformly at random."""
     valid = np.flatnonzero(table.valid_wtm if white_to_move else table.valid_btm)
     return np.random.default_rng(seed).choice(valid, size=min(count, valid.size), replace=False)
+
+
+def table_verdict(tables: EndgameTables, position) -> Tuple[int, Optional[int]]:
+    """(outcome for the side to move, moves to mate or None for a draw) of a position."""
+    outcome, plies = tables.lookup(position)
+    return outcome, (plies + 1) // 2 if outcome > 0 else plies // 2 if outcome < 0 else None
+
+
+def engine_verdict(score) -> Tuple[int, Optional[int]]:
+    """(outcome, moves to mate or None) of a UCI engine's score for the side to move
+    (``chess.engine.Score``): a mate score, or a centipawn score beyond ±200 as a win/loss."""
+    mate = score.mate()
+    if mate is not None:
+        return (1 if mate > 0 else -1), abs(mate)
+    cp = score.score()
+    return (1 if cp > 200 else -1 if cp < -200 else 0), None
+
+
+def compare_with_engine(tables: EndgameTables, table: Table, make, analyse, count: int, seed: int = 7):
+    """Compares ``count`` sampled positions (half each side to move) with an engine.
+
+    ``make``: FEN -> search position; ``analyse``: FEN -> the engine's score. Positions
+    without a legal move are skipped. Returns {"positions", "same_outcome", "engine_mates",
+    "same_mate", "engine_longer", "engine_shorter", "disagreements": [(fen, ours, engine)]}:
+    an engine's mate is a real mate, so a shorter one than the table's would refute it;
+    a longer one is the engine missing the fastest mate (its search prunes)."""
+    counts = dict(positions=0, same_outcome=0, engine_mates=0, same_mate=0, engine_longer=0, engine_shorter=0)
+    disagreements = []
+    for white in (True, False):
+        for index in sample_entries(table, count // 2, seed, white_to_move=white):
+            fen = index_fen(table, int(index), white)
+            position = make(fen)
+            if not position.legal_moves():
+                continue
+            ours, theirs = table_verdict(tables, position), engine_verdict(analyse(fen))
+            counts["positions"] += 1
+            counts["same_outcome"] += ours[0] == theirs[0]
+            if theirs[1] is not None:
+                counts["engine_mates"] += 1
+                counts["same_mate"] += theirs[1] == ours[1]
+                counts["engine_longer"] += ours[1] is not None and theirs[1] > ours[1]
+                counts["engine_shorter"] += ours[1] is None or theirs[1] < ours[1]
+            if ours != theirs:
+                disagreements.append((fen, ours, theirs))
+    return dict(counts, disagreements=disagreements)
