@@ -46,6 +46,7 @@ setuptools.setup(
             "azdb-train = azdb_jax.cli.train:run",  # the main job: train a team (the demo by default)
             "azdb-eval = azdb_jax.cli.eval:run",  # a trained team's table and picture
             "azdb-uci = azdb_jax.uci.main:run",  # a trained chess team as a UCI engine
+            "azdb-alphabeta = azdb_jax.classical.uci:run",  # the classical alpha-beta searcher as a UCI engine
         ],
     },
     license="Apache-2.0",

@@ -37,7 +37,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import cli  # noqa: E402
 from azdb_jax.classical import matches as host_matches  # noqa: E402
-from azdb_jax.classical import player as player_lib  # noqa: E402
 from azdb_jax.classical import search  # noqa: E402
 from azdb_jax.evaluation import reports  # noqa: E402
 
@@ -63,22 +62,6 @@ def configurations():
     configs["+singular"] = search.SearchOptions(**base, singular_extensions=True)
     configs["minimax"] = search.SearchOptions(**base, alpha_beta=False, transposition_table=False, quiescence=False)
     return configs
-
-
-def positions(game: str, count: int):
-    if game == "chess":
-        fens = host_matches.chess_starts(count, None)
-    else:
-        fens = host_matches.gardner_starts(count, 6, seed=1)
-    return fens, [player_lib.position_of(_board(game, fen)) for fen in fens]
-
-
-def _board(game: str, fen: str):
-    if game == "chess":
-        import chess  # pylint: disable=g-import-not-at-top
-        return chess.Board(fen)
-    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
-    return GardnerPosition(fen)
 
 
 def run_config(options: search.SearchOptions, boards, depth: int, cap: int):
@@ -113,7 +96,7 @@ def main(argv):
         raise ValueError("--out is required")
     out = pathlib.Path(_OUT.value)
     report = json.loads(out.read_text()) if out.exists() else {"configs": {}}
-    fens, boards = positions(_GAME.value, _POSITIONS.value)
+    fens, boards = host_matches.fixed_positions(_GAME.value, _POSITIONS.value)
     report.update(game=_GAME.value, depth=_DEPTH.value, node_cap=_NODE_CAP.value, positions=fens,
                   command=" ".join(sys.argv))
     configs = configurations()

@@ -18,3 +18,12 @@ and Gardner's 5x5 minichess (a fast host-side move generator):
   ``policy`` (the player inside jitted matches), ``matches`` (host-side matches) and
   ``uci`` (the ``azdb-alphabeta`` UCI engine).
 """
+
+from azdb_jax.classical.chess_position import ChessPosition
+from azdb_jax.classical.evaluation import DEFAULT_WEIGHTS, EvalWeights
+from azdb_jax.classical.gardner_position import GardnerPosition
+from azdb_jax.classical.player import AlphaBetaPlayer, parse_spec, player_from_spec
+from azdb_jax.classical.search import Limits, SearchOptions, SearchResult, Searcher
+
+__all__ = ["ChessPosition", "GardnerPosition", "EvalWeights", "DEFAULT_WEIGHTS", "AlphaBetaPlayer", "parse_spec",
+           "player_from_spec", "Limits", "SearchOptions", "SearchResult", "Searcher"]

@@ -14,7 +14,7 @@ game records apply unchanged.
 
 import pathlib
 import random
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import chess
 import numpy as np
@@ -23,7 +23,8 @@ import tqdm
 from azdb_jax.envs import board_interop
 from azdb_jax.evaluation.matches import MatchResult, tally
 
-__all__ = ["play_host_match", "game_over", "gardner_starts", "chess_starts", "match_record"]
+__all__ = ["play_host_match", "game_over", "gardner_starts", "chess_starts", "match_record",
+           "fixed_positions"]
 
 Player = Callable[[object], chess.Move]
 
@@ -130,3 +131,18 @@ def match_record(match: MatchResult) -> Dict[str, Any]:
         "games", "wins", "draws", "losses", "score", "elo", "elo_stderr", "elo_clipped", "elo_clipped_stderr")},
         unfinished=int((~match.finished).sum()), mean_length=float(match.length.mean()),
         results=[float(r) for r in match.result])
+
+
+def fixed_positions(game: str, count: int) -> Tuple[List[str], List[Any]]:
+    """(FENs, search positions) of the benchmarks' fixed positions: chess, the first
+    ``count`` positions of the shared 4-move book; Gardner chess, ``count`` distinct
+    positions after 6 random plies (seed 1)."""
+    from azdb_jax.classical import player  # pylint: disable=g-import-not-at-top
+
+    if game == "chess":
+        fens = chess_starts(count, None)
+        return fens, [player.position_of(chess.Board(fen)) for fen in fens]
+    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
+
+    fens = gardner_starts(count, 6, seed=1)
+    return fens, [GardnerPosition(fen) for fen in fens]

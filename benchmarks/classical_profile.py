@@ -1,0 +1,81 @@
+"""Where the classical search's time goes: a cProfile breakdown by component.
+
+  python benchmarks/classical_profile.py --game=chess --depth=4 --positions=10
+  python benchmarks/classical_profile.py --game=gardner --depth=5 --positions=10
+
+Searches the fixed positions of ``benchmarks/classical_nodes.py`` (``classical.matches.fixed_positions``) (all techniques on, no
+endgame tables) under ``cProfile`` and sums each function's own time (``tottime``) into
+components: ``evaluation`` (the feature terms), ``move generation`` (legal, noisy and
+pseudo-legal moves, check and attack tests, python-chess's generators), ``make/unmake``
+(push/pop, keys), ``ordering`` (move ranks, MVV/LVA, sorting), ``transposition table``,
+and ``search`` (the negamax/quiescence bodies and the rest). Profiling slows Python
+function calls, so the shares, not the seconds, are the result; CPU time is used, not
+wall time, so other processes on the machine do not enter it.
+"""
+
+import cProfile
+import json
+import pstats
+import pathlib
+import sys
+import time
+
+from absl import app, flags
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from azdb_jax import cli  # noqa: E402
+from azdb_jax.classical import matches as host_matches  # noqa: E402
+from azdb_jax.classical import search  # noqa: E402
+
+_GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
+_DEPTH = flags.DEFINE_integer("depth", 5, "Search depth.", lower_bound=1)
+_POSITIONS = flags.DEFINE_integer("positions", 10, "Fixed positions searched.", lower_bound=1)
+
+COMPONENTS = (
+    ("evaluation", ("evaluation.py",)),
+    ("ordering", ("rank", "mvv_lva", "_ordered", "sort")),
+    ("make/unmake", ("push", "pop", "_remove_piece_at", "_set_piece_at", "hash_castling", "_ep_key",
+                     "hash_ep_square", "_push_capture", "clean_castling_rights", "_board_state", "restore")),
+    ("move generation", ("legal_moves", "noisy_moves", "pseudo_moves", "has_legal_move", "_legal", "attacked",
+                         "in_check", "generate_", "is_check", "attacks_mask", "attackers_mask", "_slider_blockers",
+                         "_is_safe", "is_into_check", "checkers_mask", "_attacked_for_king", "is_pseudo_legal",
+                         "scan_", "piece_type_at", "king", "is_en_passant", "is_capture", "is_castling",
+                         "_ep_skewered", "_generate_evasions", "pin_mask", "is_zeroing", "is_legal")),
+    ("transposition table", ("ttable.py",)),
+)
+
+
+def component(filename: str, name: str) -> str:
+    for label, keys in COMPONENTS:
+        if any(key in filename or name.startswith(key) or key == name for key in keys):
+            return label
+    return "search"
+
+
+def main(argv):
+    del argv
+    _, boards = host_matches.fixed_positions(_GAME.value, _POSITIONS.value)
+    options = search.SearchOptions(endgame_tables=False)
+    profile = cProfile.Profile(timer=time.process_time)
+    nodes = 0
+    profile.enable()
+    for position in boards:
+        nodes += search.Searcher(options).search(position.copy(), search.Limits(depth=_DEPTH.value)).nodes
+    profile.disable()
+    stats = pstats.Stats(profile)
+    totals, functions = {}, {}
+    for (filename, _, name), (_, _, tottime, _, _) in stats.stats.items():  # pylint: disable=no-member
+        label = component(pathlib.Path(filename).name, name)
+        totals[label] = totals.get(label, 0.0) + tottime
+        functions[f"{label}: {pathlib.Path(filename).name}:{name}"] = tottime
+    total = sum(totals.values())
+    top = sorted(functions.items(), key=lambda kv: -kv[1])[:12]
+    report = dict(command=" ".join(sys.argv), nodes=nodes, profiled_cpu_seconds=total,
+                  shares={k: round(v / total, 3) for k, v in sorted(totals.items(), key=lambda kv: -kv[1])},
+                  top_functions={k: round(v / total, 3) for k, v in top})
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)
