@@ -11,6 +11,9 @@ pseudo-legal moves, check and attack tests, python-chess's generators), ``make/u
 and ``search`` (the negamax/quiescence bodies and the rest). Profiling slows Python
 function calls, so the shares, not the seconds, are the result; CPU time is used, not
 wall time, so other processes on the machine do not enter it.
+
+``--board_speed`` instead times a Gardner move on ``GardnerBoard`` (the env's rules, a
+jitted step) and on the search's ``GardnerPosition``.
 """
 
 import cProfile
@@ -31,6 +34,40 @@ from azdb_jax.classical import search  # noqa: E402
 _GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
 _DEPTH = flags.DEFINE_integer("depth", 5, "Search depth.", lower_bound=1)
 _POSITIONS = flags.DEFINE_integer("positions", 10, "Fixed positions searched.", lower_bound=1)
+_BOARD_SPEED = flags.DEFINE_bool("board_speed", False, "Instead: CPU time of a move on GardnerBoard (the env's "
+                                 "jitted step) and on the search's GardnerPosition.")
+
+
+def board_speed():
+    """CPU microseconds per push+pop on ``GardnerBoard`` (a jitted pgx step plus the new
+    position's legal moves) and per legal-move generation and push+pop on ``GardnerPosition``."""
+    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
+    from azdb_jax.envs.gardner_board import GardnerBoard  # pylint: disable=g-import-not-at-top
+
+    board = GardnerBoard()
+    board.push(board.legal_moves[0])  # compiles
+    board.pop()
+    start, count = time.process_time(), 0
+    for _ in range(100):
+        for move in board.legal_moves[:5]:
+            board.push(move)
+            board.pop()
+            count += 1
+    board_us = 1e6 * (time.process_time() - start) / count
+    position = GardnerPosition()
+    moves = position.legal_moves()
+    start = time.process_time()
+    for _ in range(20_000):
+        position.legal_moves()
+    generate_us = 1e6 * (time.process_time() - start) / 20_000
+    start = time.process_time()
+    for _ in range(20_000):
+        for move in moves:
+            position.push(move)
+            position.pop()
+    push_us = 1e6 * (time.process_time() - start) / (20_000 * len(moves))
+    return dict(gardner_board_push_pop_us=board_us, position_legal_moves_us=generate_us,
+                position_push_pop_us=push_us)
 
 COMPONENTS = (
     ("evaluation", ("evaluation.py",)),
@@ -55,6 +92,9 @@ def component(filename: str, name: str) -> str:
 
 def main(argv):
     del argv
+    if _BOARD_SPEED.value:
+        print(json.dumps(board_speed(), indent=1))
+        return
     _, boards = host_matches.fixed_positions(_GAME.value, _POSITIONS.value)
     options = search.SearchOptions(endgame_tables=False)
     profile = cProfile.Profile(timer=time.process_time)
