@@ -92,10 +92,8 @@ def summary(rows, reference):
 
 def main(argv):
     del argv
-    if not _OUT.value:
-        raise ValueError("--out is required")
     out = pathlib.Path(_OUT.value)
-    report = json.loads(out.read_text()) if out.exists() else {"configs": {}}
+    report = host_matches.resumable_report(out, {"configs": {}})
     fens, boards = host_matches.fixed_positions(_GAME.value, _POSITIONS.value)
     report.update(game=_GAME.value, depth=_DEPTH.value, node_cap=_NODE_CAP.value, positions=fens,
                   command=" ".join(sys.argv))
@@ -118,4 +116,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    flags.mark_flag_as_required("out")
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

@@ -62,8 +62,6 @@ def measure(engine, board, seconds):
 
 def main(argv):
     del argv
-    if not (_REFERENCE.value and _OUT.value):
-        raise ValueError("--reference and --out are required")
     fens = host_matches.chess_starts(_POSITIONS.value, None)
     report = dict(command=" ".join(sys.argv), movetime=_MOVETIME.value, positions=fens, rows=[])
     with chess.engine.SimpleEngine.popen_uci(OURS) as ours, \
@@ -96,4 +94,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    flags.mark_flags_as_required(["reference", "out"])
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

@@ -40,8 +40,6 @@ _OUT = flags.DEFINE_string("out", None, "JSON report.")
 
 def main(argv):
     del argv
-    if not _OUT.value:
-        raise ValueError("--out is required")
     from azdb_jax.evaluation.fairy_stockfish import FairyStockfish  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation.stockfish import find_stockfish  # pylint: disable=g-import-not-at-top
 
@@ -87,4 +85,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    flags.mark_flag_as_required("out")
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

@@ -83,10 +83,8 @@ def ladder(report: Dict[str, Any]) -> Dict[str, Any]:
 
 def main(argv):
     del argv
-    if not _OUT.value:
-        raise ValueError("--out is required")
     out = pathlib.Path(_OUT.value)
-    report = json.loads(out.read_text()) if out.exists() else {"matches": [], "nps": {}}
+    report = host_matches.resumable_report(out, {"matches": [], "nps": {}})
     env_id = "chess" if _GAME.value == "chess" else "gardner_chess"
     starts = (host_matches.chess_starts(_STARTS.value, _BOOK.value) if _GAME.value == "chess"
               else host_matches.gardner_starts(_STARTS.value, _OPENING_PLIES.value, _SEED.value))
@@ -147,4 +145,5 @@ def play_agent(run: str, depths, spec, starts, env_id: str, report, done, save) 
 
 
 if __name__ == "__main__":
+    flags.mark_flag_as_required("out")
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

@@ -82,8 +82,6 @@ def engine_games(game: str, count: int, node_limits, starts, max_plies: int, see
 
 def main(argv):
     del argv
-    if not _OUT.value:
-        raise ValueError("--out is required")
     game, out = _GAME.value, pathlib.Path(_OUT.value)
     out.mkdir(parents=True, exist_ok=True)
     node_limits = [int(n) for n in _NODES.value]
@@ -120,4 +118,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    flags.mark_flag_as_required("out")
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

@@ -185,21 +185,15 @@ class GardnerPosition:
         for t in PAWN_ATTACKS[by < 0][square]:
             if board[t] == by * PAWN:
                 return True
-        rook, bishop, queen = by * ROOK, by * BISHOP, by * QUEEN
-        for ray in ROOK_RAYS[square]:
-            for t in ray:
-                p = board[t]
-                if p:
-                    if p == rook or p == queen:
-                        return True
-                    break
-        for ray in BISHOP_RAYS[square]:
-            for t in ray:
-                p = board[t]
-                if p:
-                    if p == bishop or p == queen:
-                        return True
-                    break
+        queen = by * QUEEN
+        for rays, slider in ((ROOK_RAYS[square], by * ROOK), (BISHOP_RAYS[square], by * BISHOP)):
+            for ray in rays:
+                for t in ray:
+                    p = board[t]
+                    if p:
+                        if p == slider or p == queen:
+                            return True
+                        break
         return False
 
     def in_check(self) -> bool:

@@ -12,6 +12,7 @@ or at ``max_plies``, where it is unfinished. The result is an
 game records apply unchanged.
 """
 
+import json
 import pathlib
 import random
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -24,7 +25,7 @@ from azdb_jax.envs import board_interop
 from azdb_jax.evaluation.matches import MatchResult, tally
 
 __all__ = ["play_host_match", "game_over", "gardner_starts", "chess_starts", "match_record",
-           "fixed_positions"]
+           "fixed_positions", "resumable_report"]
 
 Player = Callable[[object], chess.Move]
 
@@ -146,3 +147,16 @@ def fixed_positions(game: str, count: int) -> Tuple[List[str], List[Any]]:
 
     fens = gardner_starts(count, 6, seed=1)
     return fens, [GardnerPosition(fen) for fen in fens]
+
+
+def resumable_report(path, empty: Dict[str, Any]) -> Dict[str, Any]:
+    """The JSON report at ``path`` when a run already wrote it (to resume from), else ``empty``.
+
+    Raises ValueError naming the file when it is not JSON."""
+    path = pathlib.Path(path)
+    if not path.exists():
+        return empty
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not a JSON report to resume ({e})") from None

@@ -87,19 +87,19 @@ class ClassicalEngine:
         self._worker = threading.Thread(target=self._work, name="alphabeta-search", daemon=True)
         self._worker.start()
 
-    def send(self, line: str) -> None:
+    def send(self, line: str, *, error: bool = False) -> None:
+        """Writes one line; ``error=True`` sends it as ``info string error: ...``."""
         with self._lock:
-            self._write(line)
+            self._write(protocol.info_string(f"error: {line}") if error else line)
 
     def error(self, message: str) -> None:
-        self.send(protocol.info_string(f"error: {message}"))
+        self.send(message, error=True)
 
     # ------------------------------------------------------------------ commands (reader thread)
 
     def serve(self, lines) -> None:
-        for line in lines:
-            if not self.handle(line):
-                break
+        """Handles ``lines`` until ``quit`` (``handle`` answers False) or their end."""
+        all(self.handle(line) for line in lines)
         self._stop.set()
         self._jobs.put(None)
         self._worker.join(timeout=5)
