@@ -11,7 +11,9 @@ game, and the searcher's nodes per second. Games still running at ``--max_plies`
 count as draws (and are reported).
 
 Trained players join with ``--agents=RUN[@STEP]`` (player 0 searching ``--simulations``
-simulations, as ``experiments/gardner_curve.py`` loads it) against ``--agent_depths``.
+simulations, as ``experiments/gardner_curve.py`` loads it) against ``--agent_depths`` and
+``--agent_specs`` (any searcher, e.g. a weaker rung ``alphabeta:depth=1:quiescence=0``);
+``--extra_pairs`` links such rungs to the ladder with host matches.
 
 The report (``--out``, JSON) is rewritten after every match and a rerun skips the
 matches it already holds, so a long ladder can be stopped and resumed.
@@ -23,6 +25,7 @@ matches it already holds, so a long ladder can be stopped and resumed.
 
 import json
 import pathlib
+import re
 import sys
 import time
 from typing import Any, Dict, List
@@ -48,6 +51,10 @@ _MAX_PLIES = flags.DEFINE_integer("max_plies", 300, "Games still running here co
 _SPEC = flags.DEFINE_string("spec", "", "Further spec fields for every searcher, e.g. ':tt=0'.")
 _AGENTS = flags.DEFINE_list("agents", [], "Trained runs (RUN[@STEP]) whose player 0 joins the ladder.")
 _AGENT_DEPTHS = flags.DEFINE_list("agent_depths", ["1", "2", "3"], "Depths the agents play.")
+_AGENT_SPECS = flags.DEFINE_list("agent_specs", [], "Further searchers the agents play (full specs, e.g. "
+                                 "alphabeta:depth=1:quiescence=0).")
+_EXTRA = flags.DEFINE_list("extra_pairs", [], "Further host matches A~B between full specs, e.g. "
+                           "alphabeta:depth=1:quiescence=0~alphabeta:depth=1 (links extra rungs to the ladder).")
 _SIMULATIONS = flags.DEFINE_integer("simulations", 32, "The agents' search simulations.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the Gardner start positions.")
 _OUT = flags.DEFINE_string("out", None, "The JSON report (rewritten after every match; resumed from).")
@@ -57,7 +64,8 @@ def ladder(report: Dict[str, Any]) -> Dict[str, Any]:
     """Adjacent-depth ladder and maximum-likelihood ratings of every agent in the report."""
     names = sorted({m[k] for m in report["matches"] for k in ("a", "b")},
                    key=lambda n: (not n.startswith(player_lib.PREFIX), n))
-    depth_names = [n for n in names if n.startswith(player_lib.PREFIX)]
+    plain = {n: int(n.rsplit("=", 1)[1]) for n in names if re.fullmatch(rf"{player_lib.PREFIX}:depth=\d+", n)}
+    depth_names = sorted(plain, key=plain.get)  # the rungs alphabeta:depth=d, by depth
     anchor = depth_names[0] if depth_names else names[0]
     ids = {name: i for i, name in enumerate(names)}
     first, second, scores = [], [], []
@@ -99,8 +107,9 @@ def main(argv):
         out.parent.mkdir(parents=True, exist_ok=True)
         reports.write_atomic(out, json.dumps(report, indent=1))
 
-    for upper, lower in pairs:
-        a, b = player_lib.player_from_spec(spec(upper)), player_lib.player_from_spec(spec(lower))
+    pairs = [(spec(upper), spec(lower)) for upper, lower in pairs] + [tuple(text.split("~")) for text in _EXTRA.value]
+    for a_spec, b_spec in pairs:
+        a, b = player_lib.player_from_spec(a_spec), player_lib.player_from_spec(b_spec)
         if (a.name, b.name) in done:
             continue
         start = time.time()
@@ -113,13 +122,14 @@ def main(argv):
             nps[1] += p.seconds_total
         print(matches.format_summary(matches.summarize_match(match)), flush=True)
         save()
+    opponents = [spec(int(d)) for d in _AGENT_DEPTHS.value] + list(_AGENT_SPECS.value)
     for run in _AGENTS.value:
-        play_agent(run, [int(d) for d in _AGENT_DEPTHS.value], spec, starts, env_id, report, done, save)
+        play_agent(run, opponents, starts, env_id, report, done, save)
     save()
 
 
-def play_agent(run: str, depths, spec, starts, env_id: str, report, done, save) -> None:
-    """Player 0 of ``run`` (``--simulations`` simulations) against the searcher at ``depths``."""
+def play_agent(run: str, opponents, starts, env_id: str, report, done, save) -> None:
+    """Player 0 of ``run`` (``--simulations`` simulations) against the searchers ``opponents`` (specs)."""
     import jax  # pylint: disable=g-import-not-at-top
 
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
@@ -131,8 +141,8 @@ def play_agent(run: str, depths, spec, starts, env_id: str, report, done, save) 
         raise ValueError(f"--agents: {run} plays {team.env.id}, the ladder {env_id}")
     agent = matches.player_agent(team, 0)
     name = f"{team.name}/player0/sims{_SIMULATIONS.value}"
-    for depth in depths:
-        engine = player_lib.player_from_spec(spec(depth))
+    for text in opponents:
+        engine = player_lib.player_from_spec(text)
         if (name, engine.name) in done:
             continue
         start = time.time()
