@@ -16,7 +16,8 @@ simulations, as ``experiments/gardner_curve.py`` loads it) against ``--agent_dep
 ``--extra_pairs`` links such rungs to the ladder with host matches.
 
 The report (``--out``, JSON) is rewritten after every match and a rerun skips the
-matches it already holds, so a long ladder can be stopped and resumed.
+matches it already holds, so a long ladder can be stopped and resumed. ``--merge`` pools
+several reports (e.g. two sets of starts, ``--seed``) into one.
 
     python experiments/classical_ladder.py --game=gardner --depths=1,2,3,4,5,6 --starts=30 \\
         --out=eval/ladder_gardner.json
@@ -30,6 +31,7 @@ import sys
 import time
 from typing import Any, Dict, List
 
+import numpy as np
 from absl import app, flags
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
@@ -57,6 +59,8 @@ _EXTRA = flags.DEFINE_list("extra_pairs", [], "Further host matches A~B between 
                            "alphabeta:depth=1:quiescence=0~alphabeta:depth=1 (links extra rungs to the ladder).")
 _SIMULATIONS = flags.DEFINE_integer("simulations", 32, "The agents' search simulations.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the Gardner start positions.")
+_MERGE = flags.DEFINE_list("merge", [], "Instead of playing: merge these reports (games of the same pairing "
+                           "pooled) into --out.")
 _OUT = flags.DEFINE_string("out", None, "The JSON report (rewritten after every match; resumed from).")
 
 
@@ -89,8 +93,42 @@ def ladder(report: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def merge_reports(reports_in: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """One report from several (e.g. two sets of start positions): the games of the same
+    pairing pooled, their tallies and Elo differences recomputed, nodes per second summed."""
+    pooled: Dict[tuple, Dict[str, Any]] = {}
+    nps: Dict[str, List[float]] = {}
+    for report in reports_in:
+        for match in report["matches"]:
+            into = pooled.setdefault((match["a"], match["b"]), dict(a=match["a"], b=match["b"], results=[],
+                                                                    seconds=0.0, unfinished=0, plies=0.0))
+            into["results"] += match["results"]
+            into["seconds"] += match.get("seconds", 0.0)
+            into["unfinished"] += match["unfinished"]
+            into["plies"] += match["mean_length"] * len(match["results"])
+        for name, (nodes, seconds) in report.get("nps", {}).items():
+            total = nps.setdefault(name, [0, 0.0])
+            total[0] += nodes
+            total[1] += seconds
+    matches_out = []
+    for match in pooled.values():
+        results = np.asarray(match.pop("results"))
+        summary = matches.tally(results, np.ones(results.shape, bool))
+        plies = match.pop("plies")
+        matches_out.append(dict(match, **{k: summary[k] for k in (
+            "games", "wins", "draws", "losses", "score", "elo", "elo_stderr", "elo_clipped", "elo_clipped_stderr")},
+            mean_length=plies / len(results), results=results.tolist()))
+    merged = dict(matches=matches_out, nps=nps, merged_from=[r.get("command") for r in reports_in])
+    merged["ladder"] = ladder(merged)
+    return merged
+
+
 def main(argv):
     del argv
+    if _MERGE.value:
+        merged = merge_reports([json.loads(pathlib.Path(p).read_text()) for p in _MERGE.value])
+        reports.write_atomic(pathlib.Path(_OUT.value), json.dumps(dict(merged, command=" ".join(sys.argv)), indent=1))
+        return
     out = pathlib.Path(_OUT.value)
     report = host_matches.resumable_report(out, {"matches": [], "nps": {}})
     env_id = "chess" if _GAME.value == "chess" else "gardner_chess"
