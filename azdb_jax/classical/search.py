@@ -53,7 +53,7 @@ INF = 1_000_000
 MAX_PLY = 128
 SINGULAR_MIN_DEPTH = 3
 SINGULAR_MARGIN = 20  # centipawns per ply of depth
-_CHECK_EVERY = 512  # nodes between looks at the clock
+_CHECK_EVERY = 128  # nodes between looks at the clock (and the stop request)
 EVAL_CACHE_SIZE = 1 << 18  # static evaluations kept by key (cleared when full)
 
 
