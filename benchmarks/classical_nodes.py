@@ -20,7 +20,8 @@ nodes / nodes of ``all`` over the positions, seconds, nodes per second, and how 
 the best move and the score equal ``all``'s.
 
 The report is rewritten after every configuration; a rerun keeps the configurations it
-holds.
+holds. Configurations can run in separate processes (``--configs``, one report each),
+merged afterwards with ``--merge``.
 """
 
 import dataclasses
@@ -45,6 +46,8 @@ _DEPTH = flags.DEFINE_integer("depth", 5, "Depth each search completes.", lower_
 _POSITIONS = flags.DEFINE_integer("positions", 30, "Fixed positions.", lower_bound=1)
 _NODE_CAP = flags.DEFINE_integer("node_cap", 500_000, "Nodes at which a search is stopped.", lower_bound=1)
 _CONFIGS = flags.DEFINE_list("configs", [], "Configurations to run (default: all).")
+_MERGE = flags.DEFINE_list("merge", [], "Instead of searching: merge reports of the same positions and depth "
+                           "(configurations run in separate processes, --configs) into --out.")
 _OUT = flags.DEFINE_string("out", None, "JSON report.")
 
 TECHNIQUES = ("alpha_beta", "iterative_deepening", "root_ordering", "tt_move", "mvv_lva", "killers", "history",
@@ -90,8 +93,29 @@ def summary(rows, reference):
     return out
 
 
+def merge_reports(parts):
+    """One report from reports of the same positions and depth holding different configurations;
+    every summary is recomputed against the merged ``all``."""
+    first = parts[0]
+    for part in parts[1:]:
+        if part["positions"] != first["positions"] or part["depth"] != first["depth"]:
+            raise ValueError("--merge: the reports searched different positions or depths")
+    configs = {}
+    for part in parts:
+        configs.update(part["configs"])
+    if "all" not in configs:
+        raise ValueError("--merge: no report holds the configuration 'all'")
+    for name, config in configs.items():
+        config["summary"] = summary(config["rows"], None if name == "all" else configs["all"]["rows"])
+    return dict(first, configs={"all": configs.pop("all"), **configs}, merged_from=[p["command"] for p in parts])
+
+
 def main(argv):
     del argv
+    if _MERGE.value:
+        merged = merge_reports([json.loads(pathlib.Path(p).read_text()) for p in _MERGE.value])
+        reports.write_atomic(pathlib.Path(_OUT.value), json.dumps(dict(merged, command=" ".join(sys.argv)), indent=1))
+        return
     out = pathlib.Path(_OUT.value)
     report = host_matches.resumable_report(out, {"configs": {}})
     fens, boards = host_matches.fixed_positions(_GAME.value, _POSITIONS.value)

@@ -59,6 +59,8 @@ _EXTRA = flags.DEFINE_list("extra_pairs", [], "Further host matches A~B between 
                            "alphabeta:depth=1:quiescence=0~alphabeta:depth=1 (links extra rungs to the ladder).")
 _SIMULATIONS = flags.DEFINE_integer("simulations", 32, "The agents' search simulations.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the Gardner start positions.")
+_SHARD = flags.DEFINE_string("shard", None, "i/n: play only starts i, i + n, i + 2n, ... (run the n shards as "
+                             "separate processes, then --merge their reports).")
 _MERGE = flags.DEFINE_list("merge", [], "Instead of playing: merge these reports (games of the same pairing "
                            "pooled) into --out.")
 _OUT = flags.DEFINE_string("out", None, "The JSON report (rewritten after every match; resumed from).")
@@ -134,6 +136,11 @@ def main(argv):
     env_id = "chess" if _GAME.value == "chess" else "gardner_chess"
     starts = (host_matches.chess_starts(_STARTS.value, _BOOK.value) if _GAME.value == "chess"
               else host_matches.gardner_starts(_STARTS.value, _OPENING_PLIES.value, _SEED.value))
+    if _SHARD.value:
+        index, _, count = _SHARD.value.partition("/")
+        if not (index.isdigit() and count.isdigit() and int(index) < int(count)):
+            raise ValueError(f"--shard={_SHARD.value!r} is not i/n with 0 <= i < n")
+        starts = starts[int(index)::int(count)]
     report.update(game=_GAME.value, starts=starts, max_plies=_MAX_PLIES.value, command=" ".join(sys.argv))
     depths = sorted(int(d) for d in _DEPTHS.value)
     spec = lambda depth: f"{player_lib.PREFIX}:depth={depth}{_SPEC.value}"  # noqa: E731
