@@ -226,6 +226,31 @@ def dirichlet_noised_logits(rng_key: Array, prior_logits: Array, legal: Array, *
     return _masked_logits(jnp.log(jnp.maximum(probs, 1e-30)), legal)
 
 
+def evaluate_root(env: pgx.core.Env, apply_fn: ApplyFn, ctx: SearchContext, root: pgx.core.State):
+    """The network at a batch of roots: (its output, the trees' ``RootInput``).
+
+    The root input holds the clean prior (illegal moves masked, no noise), the root
+    player's leaf value ``λ_i v + (1 − λ_i) v_d`` with itself to move and its intrinsic
+    part, and the packed state.
+    """
+    out = apply_fn(ctx.network_params, root.observation, ctx.player)
+    own = jnp.ones(root.current_player.shape, bool)
+    return out, tree_search.RootInput(
+        prior_logits=_masked_logits(out.policy_logits, root.legal_action_mask),
+        value=diversity.search_leaf_value(out.value, out.value_d, ctx.lam, own),
+        embedding=search_state.codec(env).pack(root), legal_action_mask=root.legal_action_mask,
+        value_part=diversity.search_leaf_value_part(out.value_d, ctx.lam, own))
+
+
+def root_visits(tree: mctx.Tree, num_actions: int) -> tuple[Array, Array]:
+    """``N(s, a)`` and ``Q(s, a)`` (0 where unvisited) at the roots of compact trees, [B, A] each."""
+    root_index = jnp.full(tree.node_visits.shape[:1], mctx.Tree.ROOT_INDEX)
+    slot_visits = tree.children_visits[:, mctx.Tree.ROOT_INDEX]  # [B, K]
+    qvalues = jnp.where(slot_visits > 0, tree.qvalues(root_index), 0.0)
+    return (tree_search.to_actions(tree, slot_visits, num_actions),
+            tree_search.to_actions(tree, qvalues, num_actions))
+
+
 def run_search(
     env: pgx.core.Env,
     apply_fn: ApplyFn,
@@ -268,21 +293,15 @@ def run_search(
     player = player.astype(jnp.int32)
     opponent = player if opponent is None else jnp.asarray(opponent, jnp.int32)
     ctx = SearchContext(network_params, player, root.current_player, lam.astype(jnp.float32), hook_params, opponent)
-    out = apply_fn(network_params, root.observation, ctx.player)
-    prior_logits = _masked_logits(out.policy_logits, root.legal_action_mask)
-    own = jnp.ones((batch,), bool)
-    root_value = diversity.search_leaf_value(out.value, out.value_d, ctx.lam, own)
-    search_prior = prior_logits
+    out, root_input = evaluate_root(env, apply_fn, ctx, root)
+    prior_logits = search_prior = root_input.prior_logits
     noise_key, gumbel_key, search_key, action_key = jax.random.split(rng_key, 4)
     num_slots = min(config.num_slots or num_slots_for(env), env.num_actions)
     if add_noise and config.algorithm == "puct" and config.dirichlet_fraction > 0:
         search_prior = dirichlet_noised_logits(noise_key, prior_logits, root.legal_action_mask,
                                                alpha=config.dirichlet_alpha, fraction=config.dirichlet_fraction,
                                                num_candidates=num_slots)
-    root_input = tree_search.RootInput(prior_logits=search_prior, value=root_value,
-                                       embedding=search_state.codec(env).pack(root),
-                                       legal_action_mask=root.legal_action_mask,
-                                       value_part=diversity.search_leaf_value_part(out.value_d, ctx.lam, own))
+        root_input = root_input._replace(prior_logits=search_prior)
     recurrent_fn = make_recurrent_fn(env, apply_fn, feature_fn=feature_fn, intrinsic_reward_fn=intrinsic_reward_fn,
                                      opponent_model=config.opponent_model)
     root_gumbel = None
@@ -301,9 +320,7 @@ def run_search(
     tree = tree_search.search(ctx, search_key, root_input, recurrent_fn, selection_fn,
                               num_simulations=config.num_simulations, num_slots=num_slots, root_gumbel=root_gumbel)
     num_actions = env.num_actions
-    root_index = jnp.full((batch,), mctx.Tree.ROOT_INDEX)
-    slot_visits = tree.children_visits[:, mctx.Tree.ROOT_INDEX]  # [B, K]
-    visits = tree_search.to_actions(tree, slot_visits, num_actions)  # [B, A]
+    visits, qvalues = root_visits(tree, num_actions)
     if config.algorithm == "puct":
         # Sampled over the full action space, so the draw does not depend on the slot count.
         policy = visits / jnp.maximum(visits.sum(axis=-1, keepdims=True), 1)
@@ -321,7 +338,7 @@ def run_search(
         prior_logits=prior_logits,
         search_prior_logits=search_prior,
         visits=visits,
-        qvalues=tree_search.to_actions(tree, jnp.where(slot_visits > 0, tree.qvalues(root_index), 0.0), num_actions),
+        qvalues=qvalues,
         value=out.value,
         value_d=out.value_d,
         search_value_intrinsic=tree_search.root_value_part(tree),
@@ -377,11 +394,15 @@ def root_statistics(search: SearchOutput, *, config: SearchConfig) -> RootStatis
     ``n`` so that ``argmax(qtransform(Q) + U)`` is exactly the action the search would
     select next.
     """
-    tree = search.tree
-    visits = search.visits
+    return statistics(search.tree, search.visits, search.qvalues, search.prior_logits, config=config)
+
+
+def statistics(tree: mctx.Tree, visits: Array, qvalues: Array, prior_logits: Array, *,
+               config: SearchConfig) -> RootStatistics:
+    """``root_statistics`` from a tree's root visits and Q values [B, A] and the clean prior logits [B, A]."""
     visited = visits > 0
-    q = jnp.where(visited, search.qvalues, -jnp.inf)
-    prior = jax.nn.softmax(search.prior_logits, axis=-1)
+    q = jnp.where(visited, qvalues, -jnp.inf)
+    prior = jax.nn.softmax(prior_logits, axis=-1)
     n = tree.node_visits[:, mctx.Tree.ROOT_INDEX].astype(jnp.float32)
     c = config.pb_c_init + jnp.log((n + config.pb_c_base + 1.0) / config.pb_c_base)
     u = (c * jnp.sqrt(n))[:, None] * prior / (1.0 + visits)

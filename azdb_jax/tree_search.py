@@ -247,19 +247,21 @@ def _backward(tree: Tree, leaf: Array) -> Tree:
     becomes the running mean ``(W·n + v) / (n + 1)`` (mctx's rule). The tree stays in the
     loop's carry and only the touched entries are scattered (trees already at their root
     scatter out of bounds, which drops the write), so a level costs O(B), not O(tree).
+    The child's value written into its parent's slot is carried from the level below
+    rather than read back: with a second read of ``node_values`` in the loop, XLA copied
+    the whole array at every level, O(tree) per level (docs/performance.md).
     """
     rows = jnp.arange(leaf.shape[0])
     num_nodes = tree.node_values.shape[1]
 
     def level(carry):
-        tree, value, index = carry
+        tree, value, child_value, index = carry
         active = index != ROOT
         parent = jnp.where(active, tree.parents[rows, index], ROOT)
         slot = jnp.where(active, tree.action_from_parent[rows, index], 0)
         count = tree.node_visits[rows, parent]
         value = tree.children_rewards[rows, parent, slot] + tree.children_discounts[rows, parent, slot] * value
         parent_value = (tree.node_values[rows, parent] * count + value) / (count + 1.0)
-        child_value = tree.node_values[rows, index]
         target = jnp.where(active, parent, num_nodes)  # out of bounds: dropped
         tree = tree.replace(
             node_values=tree.node_values.at[rows, target].set(parent_value, mode="drop"),
@@ -267,18 +269,33 @@ def _backward(tree: Tree, leaf: Array) -> Tree:
             children_values=tree.children_values.at[rows, target, slot].set(child_value, mode="drop"),
             children_visits=tree.children_visits.at[rows, target, slot].add(1, mode="drop"),
         )
-        return tree, value, parent
+        return tree, value, parent_value, parent
 
-    carry = (tree, tree.node_values[rows, leaf], leaf)
-    tree, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[2] != ROOT), level, carry)
+    leaf_value = tree.node_values[rows, leaf]
+    tree, _, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[3] != ROOT), level, (tree, leaf_value, leaf_value, leaf))
     return tree
 
 
-def _init_tree(root: RootInput, num_simulations: int, num_slots: int, root_gumbel: Array, tie_seed: Array) -> Tree:
+def _empty_rows(tree: Tree, index: Array) -> Tree:
+    """Node ``index`` [B] of each tree without visits or children, before a new node is
+    written there (arrays reused by ``continue_search`` hold old nodes past the last one;
+    an out-of-bounds index leaves a tree as it is)."""
+    rows = jnp.arange(index.shape[0])
+    return tree.replace(
+        node_visits=tree.node_visits.at[rows, index].set(0, mode="drop"),
+        children_index=tree.children_index.at[rows, index].set(UNVISITED, mode="drop"),
+        children_visits=tree.children_visits.at[rows, index].set(0, mode="drop"),
+        children_values=tree.children_values.at[rows, index].set(0, mode="drop"),
+        children_rewards=tree.children_rewards.at[rows, index].set(0, mode="drop"),
+        children_discounts=tree.children_discounts.at[rows, index].set(0, mode="drop"),
+    )
+
+
+def new_tree(root: RootInput, num_nodes: int, num_slots: int, root_gumbel: Array, tie_seed: Array) -> Tree:
+    """Trees [B] with room for ``num_nodes`` nodes, holding only their roots (``write_root``)."""
     batch = root.prior_logits.shape[0]
-    nodes = num_simulations + 1
+    nodes = num_nodes
     dtype = root.value.dtype
-    slots = legal_slots(root.legal_action_mask, root.prior_logits, num_slots)
     tree = Tree(
         node_visits=jnp.zeros((batch, nodes), jnp.int32),
         raw_values=jnp.zeros((batch, nodes), dtype),
@@ -292,14 +309,54 @@ def _init_tree(root: RootInput, num_simulations: int, num_slots: int, root_gumbe
         children_rewards=jnp.zeros((batch, nodes, num_slots), dtype),
         children_discounts=jnp.zeros((batch, nodes, num_slots), dtype),
         embeddings=jax.tree.map(lambda x: jnp.zeros((batch, nodes) + x.shape[1:], x.dtype), root.embedding),
-        root_invalid_actions=(slots < 0).astype(dtype),
+        root_invalid_actions=jnp.ones((batch, num_slots), dtype),
         extra_data=SlotData(slot_actions=jnp.full((batch, nodes, num_slots), -1, jnp.int32),
                             root_gumbel=root_gumbel, tie_seed=tie_seed,
                             reward_part=None if root.value_part is None else jnp.zeros((batch, nodes), dtype),
                             value_part=None if root.value_part is None else jnp.zeros((batch, nodes), dtype)),
     )
-    return _set_node(tree, jnp.full((batch,), ROOT), slot_logits(root.prior_logits, slots), root.value,
+    return write_root(tree, root, jnp.ones((batch,), bool))
+
+
+def write_root(tree: Tree, root: RootInput, which: Array) -> Tree:
+    """The trees where ``which`` [B] is True restarted at ``root`` (only a root, no
+    children; the rest of the arrays is left as it is, to be overwritten); others as they are."""
+    num_slots = tree.children_index.shape[-1]
+    slots = legal_slots(root.legal_action_mask, root.prior_logits, num_slots)
+    index = jnp.where(which, ROOT, tree.node_visits.shape[1])  # out of bounds: dropped
+    tree = _set_node(_empty_rows(tree, index), index, slot_logits(root.prior_logits, slots), root.value,
                      root.embedding, slots, root.value_part)
+    invalid = (tree.extra_data.slot_actions[:, ROOT] < 0).astype(tree.root_invalid_actions.dtype)
+    return tree.replace(parents=tree.parents.at[:, ROOT].set(NO_PARENT),
+                        action_from_parent=tree.action_from_parent.at[:, ROOT].set(NO_PARENT),
+                        root_invalid_actions=invalid)
+
+
+def continue_search(params: Any, rng_key: Array, tree: Tree, recurrent_fn: RecurrentFn, selection_fn: SelectionFn,
+                    *, num_simulations: Array, next_node: Array, max_depth: int) -> Tree:
+    """Runs ``num_simulations`` (may be traced) more simulations on a batch of trees;
+    consumes ``rng_key``. Simulation ``s`` writes its new node at ``next_node + s``
+    (``next_node`` [B]: each tree's first free node); the caller keeps that within the
+    arrays. Each simulation is mctx's: select down to an unexpanded slot, expand it with
+    ``recurrent_fn``, back the value up."""
+    batch, num_nodes = tree.node_visits.shape
+    num_slots = tree.children_index.shape[-1]
+    simulate = jax.vmap(_simulate, in_axes=(0, None, None))
+    rows = jnp.arange(batch)
+
+    def one_simulation(sim, carry):
+        key, tree = carry
+        key, expand_key = jax.random.split(key)
+        parent, slot = simulate(tree, selection_fn, max_depth)
+        child = tree.children_index[rows, parent, slot]
+        new = child == UNVISITED
+        child = jnp.where(new, next_node + sim, child)
+        tree = _empty_rows(tree, jnp.where(new, child, num_nodes))
+        tree = _expand(params, expand_key, tree, recurrent_fn, parent, slot, child, num_slots)
+        return key, _backward(tree, child)
+
+    _, tree = jax.lax.fori_loop(0, num_simulations, one_simulation, (rng_key, tree))
+    return tree
 
 
 def search(params: Any, rng_key: Array, root: RootInput, recurrent_fn: RecurrentFn, selection_fn: SelectionFn, *,
@@ -331,21 +388,9 @@ def search(params: Any, rng_key: Array, root: RootInput, recurrent_fn: Recurrent
     tie_seed = jax.random.bits(seed_key, (batch,), jnp.uint32)
     if root_gumbel is None:
         root_gumbel = jnp.zeros((batch, num_slots), root.value.dtype)
-    tree = _init_tree(root, num_simulations, num_slots, root_gumbel, tie_seed)
-    simulate = jax.vmap(_simulate, in_axes=(0, None, None))
-
-    def one_simulation(sim, carry):
-        key, tree = carry
-        key, expand_key = jax.random.split(key)
-        parent, slot = simulate(tree, selection_fn, max_depth)
-        rows = jnp.arange(batch)
-        child = tree.children_index[rows, parent, slot]
-        child = jnp.where(child == UNVISITED, sim + 1, child)
-        tree = _expand(params, expand_key, tree, recurrent_fn, parent, slot, child, num_slots)
-        return key, _backward(tree, child)
-
-    _, tree = jax.lax.fori_loop(0, num_simulations, one_simulation, (rng_key, tree))
-    return tree
+    tree = new_tree(root, num_simulations + 1, num_slots, root_gumbel, tie_seed)
+    return continue_search(params, rng_key, tree, recurrent_fn, selection_fn, num_simulations=num_simulations,
+                           next_node=jnp.ones((batch,), jnp.int32), max_depth=max_depth)
 
 
 def root_value_part(tree: Tree) -> Array:
@@ -384,4 +429,5 @@ def root_value_part(tree: Tree) -> Array:
 
 
 __all__ = ["SlotData", "RootInput", "StepOutput", "Tree", "legal_slots", "slot_logits", "to_actions", "tie_noise",
-           "puct_selection", "gumbel_selection", "search", "root_value_part"]
+           "puct_selection", "gumbel_selection", "search", "new_tree", "write_root", "continue_search",
+           "root_value_part"]

@@ -1,22 +1,32 @@
-"""The UCI engine against a reference engine through python-chess, under a clock (the engine's acceptance run).
+"""The UCI engine in games through python-chess: against a reference engine under a clock
+(the engine's acceptance run), or against itself at another time a move (strength from time).
 
-  python experiments/uci_match.py --checkpoint=runs/demo_chess --games=20 --base=60 --increment=1 \
-      --out=eval/uci_vs_stockfish
+  python experiments/uci_match.py --checkpoint=runs/demo_chess --games=40 --base=10 --increment=0.1 \
+      --fresh_engine --stop_latency_trials=10 --out=eval/uci_vs_stockfish_10
   python experiments/uci_match.py --checkpoint=runs/gardner_cpu --games=20 --base=30 --increment=0.3 \
-      --out=eval/uci_vs_fairy_stockfish
+      --out=eval/uci_vs_fairy_stockfish                      # Gardner: Fairy-Stockfish
+  python experiments/uci_match.py --checkpoint=runs/gardner_cpu --games=40 --movetime=1 \
+      --opponent=engine --opponent_movetime=4 --out=eval/time_1_vs_4
 
-Starts ``python -m azdb_jax.uci`` and the reference engine with
+Starts ``python -m azdb_jax.uci`` (with ``Threads`` = ``--threads``, one core by default,
+so that both engines and other jobs share the machine predictably) and the opponent with
 ``chess.engine.SimpleEngine.popen_uci``: Stockfish for a chess checkpoint, Fairy-Stockfish
-(``UCI_Variant gardner``) for a Gardner chess one. Plays each opening of
-``azdb_jax.uci.gauntlet.openings_for(game)`` with both colours under the clock (the
-referee charges each side the wall time from ``go`` to ``bestmove``), and reports W/D/L
-from the engine's side, how the games ended, and every fault: time losses, illegal
-moves, crashes (``gauntlet.tally``). The reference plays at a low level:
-``--stockfish_skill`` and at most ``--stockfish_nodes`` nodes a move (and its clock).
-Writes ``match.json`` (summary and per-game rows) and ``games.pgn`` to ``--out``.
+(``UCI_Variant gardner``) for a Gardner one, or (``--opponent=engine``) the engine itself,
+from ``--opponent_checkpoint`` (default: the same). Plays each opening of
+``azdb_jax.uci.gauntlet.openings_for(game)`` with both colours under the clock
+(``--base`` + ``--increment``; the referee charges each side the wall time of its move)
+or, with ``--movetime``, at a fixed time a move for each side, and reports W/D/L and
+the Elo difference (with its standard error) from the engine's side, how the games
+ended, every fault (time losses, illegal moves, crashes), and the engine's use of its
+time: each move's time ÷ its allotment (the engine's clock rule without overhead, or
+its movetime), the first move's, and the start-to-``readyok`` time of a fresh engine
+(``--fresh_engine``: one process per game). ``--stop_latency_trials`` also times
+``go infinite`` → ``stop`` → ``bestmove`` on the engine's pipes. Writes ``match.json``
+(summary and per-game rows) and ``games.pgn`` to ``--out``.
 """
 
 import pathlib
+import statistics
 import sys
 import time
 from typing import List
@@ -28,9 +38,16 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from azdb_jax import cli  # noqa: E402
 
 
+def engine_command(checkpoint: str, values) -> List[str]:
+    return [sys.executable, "-m", "azdb_jax.uci", f"--checkpoint={checkpoint}", f"--rule={values.rule}",
+            f"--hash={values.hash}", f"--move_overhead={values.move_overhead}", f"--threads={values.threads}",
+            "--reuse" if values.reuse else "--noreuse"]
+
+
 def main(argv: List[str]) -> None:
     if len(argv) > 1:
         raise ValueError(f"unexpected arguments: {' '.join(argv[1:])}")
+    from azdb_jax import ratings  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import fairy_stockfish, reports, stockfish  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci import gauntlet  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci.main import checkpoint_variant, parse_checkpoint  # pylint: disable=g-import-not-at-top
@@ -44,52 +61,90 @@ def main(argv: List[str]) -> None:
     variant = checkpoint_variant(values.checkpoint)
     if variant is None:
         raise ValueError(f"--checkpoint={values.checkpoint}: the engine plays chess or Gardner chess runs")
-    reference = "Fairy-Stockfish" if variant == "gardner" else "Stockfish"
-    engine = [sys.executable, "-m", "azdb_jax.uci", f"--checkpoint={values.checkpoint}", f"--rule={values.rule}",
-              f"--simulations={values.simulations}", f"--min_simulations={values.min_simulations}"]
-    find = fairy_stockfish.find_fairy_stockfish if variant == "gardner" else stockfish.find_stockfish
-    opponent = [find(values.stockfish)]
+    if (values.movetime is None) != (values.opponent_movetime is None) and values.opponent == "engine":
+        raise ValueError("--movetime and --opponent_movetime go together")
+    clock = None if values.movetime is not None else (values.base, values.increment)
+    engine = engine_command(values.checkpoint, values)
+    engine_limit = {"time": values.movetime} if values.movetime is not None else None
+    if values.opponent == "engine":
+        reference = f"the engine ({values.opponent_checkpoint or values.checkpoint})"
+        opponent = engine_command(values.opponent_checkpoint or values.checkpoint, values)
+        opponent_options, opponent_limit = {}, ({"time": values.opponent_movetime} if clock is None else {})
+    else:
+        reference = "Fairy-Stockfish" if variant == "gardner" else "Stockfish"
+        find = fairy_stockfish.find_fairy_stockfish if variant == "gardner" else stockfish.find_stockfish
+        opponent = [find(values.stockfish)]
+        opponent_options = {"Skill Level": values.stockfish_skill, "Threads": 1}
+        opponent_limit = {"nodes": values.stockfish_nodes}
     start = time.time()
 
     def progress(g, record):
+        shares = [spent / allotted for spent, allotted in record.engine_moves if allotted > 0]
         print(f"game {g + 1}: {record.opening}, engine {'White' if record.engine_white else 'Black'}: "
-              f"{record.result} ({record.termination}, {record.plies} plies, engine clock used "
-              f"{record.engine_seconds:.1f} s, lowest {record.engine_min_clock:.1f} s)", flush=True)
+              f"{record.result} ({record.termination}, {record.plies} plies, engine time {record.engine_seconds:.1f} s, "
+              f"mean share of its allotment {statistics.fmean(shares) if shares else float('nan'):.2f})", flush=True)
 
     records = gauntlet.play_match(
-        engine, opponent, games=values.games, base=values.base, increment=values.increment,
-        opponent_options={"Skill Level": values.stockfish_skill, "Threads": 1},
-        opponent_limit={"nodes": values.stockfish_nodes}, max_plies=values.max_plies, progress=progress,
-        variant=variant)
+        engine, opponent, games=values.games, clock=clock, engine_limit=engine_limit,
+        opponent_options=opponent_options, opponent_limit=opponent_limit, max_plies=values.max_plies,
+        progress=progress, variant=variant, fresh_engine=values.fresh_engine, adjudicate=values.adjudicate)
     summary = gauntlet.tally(records)
-    summary.update(checkpoint=values.checkpoint, variant=variant, reference=reference, rule=values.rule, simulations=values.simulations,
-                   clock=f"{values.base:g}+{values.increment:g}", stockfish_skill=values.stockfish_skill,
-                   stockfish_nodes=values.stockfish_nodes, wall_seconds=round(time.time() - start, 1))
+    elo = ratings.elo_difference(summary["wins"], summary["draws"], summary["losses"], saturated="clip")
+    summary.update(checkpoint=values.checkpoint, variant=variant, reference=reference, rule=values.rule,
+                   clock=f"{values.base:g}+{values.increment:g}" if clock else None, movetime=values.movetime,
+                   opponent_movetime=values.opponent_movetime, threads=values.threads, hash=values.hash,
+                   reuse=values.reuse, fresh_engine=values.fresh_engine, max_plies=values.max_plies,
+                   adjudicate=values.adjudicate, elo=float(elo.elo),
+                   elo_stderr=float(elo.stderr), wall_seconds=round(time.time() - start, 1))
+    if values.opponent != "engine":
+        summary.update(stockfish_skill=values.stockfish_skill, stockfish_nodes=values.stockfish_nodes)
+    if values.stop_latency_trials:
+        latencies = gauntlet.stop_latency(engine, trials=values.stop_latency_trials, variant=variant)
+        summary.update(stop_latency_max=max(latencies), stop_latency_mean=statistics.fmean(latencies))
     rows = [dict(game=g, opening=r.opening, engine_colour="white" if r.engine_white else "black", result=r.result,
                  termination=r.termination, faulty=r.faulty, plies=r.plies, engine_seconds=round(r.engine_seconds, 2),
-                 engine_min_clock=round(r.engine_min_clock, 2)) for g, r in enumerate(records)]
+                 engine_min_clock=round(r.engine_min_clock, 2), engine_ready_seconds=r.engine_ready_seconds,
+                 first_move_seconds=r.engine_moves[0][0] if r.engine_moves else None,
+                 first_move_allotted=r.engine_moves[0][1] if r.engine_moves else None,
+                 mean_share=(statistics.fmean(s / a for s, a in r.engine_moves if a > 0)
+                             if any(a > 0 for _, a in r.engine_moves) else None))
+            for g, r in enumerate(records)]
     out = pathlib.Path(values.out)
     paths = reports.write_report(out / "match", summary, rows)
     reports.write_atomic(out / "games.pgn", "\n\n".join(r.pgn for r in records) + "\n")
-    print(f"engine vs {reference} (skill {values.stockfish_skill}, {values.stockfish_nodes} nodes), "
-          f"{summary['clock']}: +{summary['wins']} ={summary['draws']} -{summary['losses']} in {summary['games']} games; "
-          f"engine faults: {summary['engine_time']} time, {summary['engine_illegal']} illegal, "
-          f"{summary['engine_crash']} crash; lowest engine clock {summary['engine_min_clock']:.1f} s")
+    control = summary["clock"] or f"{values.movetime:g} s vs {values.opponent_movetime:g} s a move"
+    print(f"engine vs {reference}, {control}: +{summary['wins']} ={summary['draws']} -{summary['losses']} in "
+          f"{summary['games']} games (Elo {summary['elo']:+.0f} ± {summary['elo_stderr']:.0f}); engine faults: "
+          f"{summary['engine_time']} time, {summary['engine_illegal']} illegal, {summary['engine_crash']} crash; "
+          f"mean share of its allotment {summary['budget_share']:.2f} (largest {summary['budget_share_max']:.2f}, "
+          f"first moves up to {summary['first_move_share_max']:.2f})"
+          + (f"; stop latency up to {summary['stop_latency_max'] * 1000:.0f} ms" if values.stop_latency_trials else ""))
     print("wrote " + ", ".join(str(p) for p in paths) + f", {out / 'games.pgn'}")
 
 
 if __name__ == "__main__":
     flags.DEFINE_string("checkpoint", None, "Chess or Gardner chess run directory[@step] for the engine.")
     flags.DEFINE_string("rule", "visit", "Engine Rule option (visit, value, lcb, gap, player, lookup).")
-    flags.DEFINE_integer("simulations", 0, "Engine simulations per player (0: the run's eval_simulations).")
-    flags.DEFINE_integer("min_simulations", 0, "Engine fastest level (0: eighths of --simulations down to <= 16).")
+    flags.DEFINE_integer("threads", 1, "Engine Threads option (CPU cores).", lower_bound=1)
+    flags.DEFINE_integer("hash", 256, "Engine Hash option (MB for the search trees).", lower_bound=16)
+    flags.DEFINE_integer("move_overhead", 100, "Engine Move Overhead option (ms).", lower_bound=0)
+    flags.DEFINE_bool("reuse", True, "Engine Reuse option (subtree reuse between moves).")
+    flags.DEFINE_bool("fresh_engine", False, "Start the engine anew for every game (readyok before the clock starts).")
     flags.DEFINE_integer("games", 20, "Games (each opening with both colours).", lower_bound=1)
     flags.DEFINE_float("base", 60.0, "Clock: seconds per game and side.")
     flags.DEFINE_float("increment", 1.0, "Clock: seconds added per move.")
+    flags.DEFINE_float("movetime", None, "No clock: the engine's seconds a move.")
+    flags.DEFINE_enum("opponent", "reference", ["reference", "engine"],
+                      "Stockfish / Fairy-Stockfish, or the engine itself (--opponent_checkpoint).")
+    flags.DEFINE_string("opponent_checkpoint", None, "The opponent engine's checkpoint (default: --checkpoint).")
+    flags.DEFINE_float("opponent_movetime", None, "No clock: the opponent engine's seconds a move.")
     flags.DEFINE_string("stockfish", None, "Reference engine binary: Stockfish on chess, Fairy-Stockfish on Gardner "
                         "(default: PATH, then /usr/games).")
     flags.DEFINE_integer("stockfish_skill", 0, "Reference engine's Skill Level (0-20).")
     flags.DEFINE_integer("stockfish_nodes", 1000, "Reference engine's nodes per move at most.")
-    flags.DEFINE_integer("max_plies", 300, "Adjudicate a draw after this many plies.")
+    flags.DEFINE_integer("max_plies", 300, "Adjudicate the game after this many plies.")
+    flags.DEFINE_enum("adjudicate", "draw", ["draw", "material"],
+                      "At --max_plies: a draw, or a win for the side 3 pawns of material ahead.")
+    flags.DEFINE_integer("stop_latency_trials", 0, "Also time go infinite -> stop -> bestmove this many times.")
     flags.DEFINE_string("out", "eval/uci_match", "Output folder.")
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

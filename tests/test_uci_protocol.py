@@ -1,8 +1,9 @@
 """azdb_jax/uci: the protocol parsers, the clock, and the engine's command handling.
 
-The engine runs here with a scripted searcher (no network), so every command, option
-and error path is checked in milliseconds; tests/test_uci_engine.py plays real games
-with a trained checkpoint through python-chess against Stockfish.
+The engine runs here with a scripted searcher (no network; its simulations cost a fixed
+time each), so every command, option, time limit and error path is checked in
+milliseconds; tests/test_uci_engine.py plays real games with a checkpoint through
+python-chess against Stockfish.
 """
 
 import json
@@ -11,6 +12,7 @@ import threading
 import time
 
 import chess
+import numpy as np
 import pytest
 
 from azdb_jax.uci import engine as engine_lib
@@ -137,6 +139,9 @@ def test_value_to_cp_is_the_elo_logistic():
     assert protocol.value_to_cp(float("nan")) == 0
     line = protocol.format_info(depth=1, nodes=48, seconds=0.5, value=0.5, pv=["e2e4"], text="player 1")
     assert line == "info depth 1 nodes 48 nps 96 time 500 score cp 191 pv e2e4 string player 1"
+    line = protocol.format_info(depth=3, seldepth=7, nodes=480, nps=1000.4, hashfull=1200, seconds=0.5, value=-0.5,
+                                pv=["e2e4", "e7e5"])
+    assert line == "info depth 3 seldepth 7 nodes 480 nps 1000 hashfull 1000 time 500 score cp -191 pv e2e4 e7e5"
 
 
 # ------------------------------------------------------------------ the clock
@@ -166,62 +171,83 @@ def test_a_game_never_runs_the_clock_out():
             assert left > 0
 
 
-def test_choose_level():
-    times = timeman.LevelTimes()
-    times.record(8, 0.05)
-    times.record(64, 0.4)
-    times.record(64, 0.6)  # the slow one counts
-    assert times.expected(64) == 0.6
-    assert timeman.choose_level(times, None, preferred=64) == 64
-    assert timeman.choose_level(times, 1.0) == 64
-    assert timeman.choose_level(times, 0.5) == 8
-    assert timeman.choose_level(times, 0.001) == 8  # nothing fits: the fastest
-    assert timeman.choose_level(times, 10.0, cap=10) == 8
-    assert times.expected(8) == pytest.approx(0.05 * 1.5)  # one load factor for every level
-    assert list(timeman.ladder(64)) == [8, 64] and list(timeman.ladder(4)) == [1, 4]
-    assert list(timeman.ladder(16)) == [2, 16] and list(timeman.ladder(1)) == [1]
-    assert list(timeman.ladder(4096)) == [8, 64, 512, 4096] and list(timeman.ladder(800)) == [12, 100, 800]
-    assert list(timeman.ladder(64, 16)) == [16, 64] and list(timeman.ladder(4096, 512)) == [512, 4096]
+def test_chunk_size_fits_the_deadline_and_the_node_limit():
+    # 50 ms of search at 2,000 simulations/s = 100; the deadline cuts it to remaining / 1.5.
+    assert timeman.chunk_size(2000.0, None) == 100
+    assert timeman.chunk_size(2000.0, 1.0) == 100
+    assert timeman.chunk_size(2000.0, 0.03) == 40  # 0.03 / 1.5 s = 20 ms
+    assert timeman.chunk_size(2000.0, 0.0006) == 0  # one simulation (0.5 ms) needs 0.75 ms
+    assert timeman.chunk_size(2000.0, 0.0008) == 1  # it fits: at least one
+    assert timeman.chunk_size(2000.0, None, nodes_left=7) == 7 and timeman.chunk_size(2000.0, 5.0, nodes_left=0) == 0
+    assert timeman.chunk_size(10.0, None) == 1  # slower than one simulation a chunk: one
+    assert timeman.planned_simulations(2000.0, 0.5, nodes=None, capacity=10_000) == 1000
+    assert timeman.planned_simulations(2000.0, 50.0, nodes=None, capacity=10_000) == 10_000
+    assert timeman.planned_simulations(2000.0, 0.5, nodes=64, capacity=10_000) == 64
+    assert timeman.planned_simulations(2000.0, None, nodes=None, capacity=777) == 777
 
 
-def test_a_level_slow_once_comes_back_when_the_load_passes():
-    times = timeman.LevelTimes(history=5)
-    times.record(64, 0.1)
-    times.record(512, 1.0)
-    times.record(512, 2.0)  # a load spike: the main level no longer fits a 2 s budget
-    assert timeman.choose_level(times, 2.0) == 64
-    for _ in range(4):  # the fast level, played at its usual speed, shows the spike is over
-        times.record(64, 0.1)
-        assert timeman.choose_level(times, 2.0) == 64
-    times.record(64, 0.1)
-    assert times.expected(512) == pytest.approx(1.0)
-    assert timeman.choose_level(times, 2.0) == 512
-    times.record(64, 0.25)  # load again: every level is expected slower
-    assert times.expected(512) == pytest.approx(2.5) and timeman.choose_level(times, 2.0) == 64
+def test_speed_follows_the_chunks_it_is_told():
+    speed = timeman.Speed(rate=1000.0, memory=1.0)
+    speed.record(100, 0.05)  # 2,000/s over a twentieth of the memory
+    assert speed.rate == pytest.approx(0.95 * 1000 + 0.05 * 2000)
+    for _ in range(40):  # a second of chunks at 500/s: the estimate is there
+        speed.record(25, 0.05)
+    assert speed.rate == pytest.approx(500.0, rel=0.15)
+    speed.record(0, 0.05)
+    speed.record(10, 0.0)  # nothing to learn from
+    assert speed.rate == pytest.approx(500.0, rel=0.15)
 
 
-@pytest.mark.parametrize("main", [64, 800, 4096, 20000])
-def test_a_long_clocked_game_never_runs_out_whatever_the_main_level(main):
-    # Searches cost 2.6 ms a simulation (the 4,096-simulation chess engine measured on this
-    # machine: 512 simulations 1.36 s); 200 moves at 60 s + 1 s. With only the main and the
-    # fast level (main / 8) the clock runs out for the large engines; the ladder's floor
-    # levels keep it above the reserve.
-    def play(levels):
-        times = timeman.LevelTimes()
-        for level in levels:
-            times.record(level, 0.0026 * level)
-        left = 60_000.0
-        lowest = left
-        for _ in range(200):
-            budget = timeman.move_budget(protocol.Go(wtime=int(left), winc=1000), chess.WHITE, overhead_ms=100)
-            level = timeman.choose_level(times, budget)
-            left = left - 1000 * times.expected(level) - 100 + 1000  # the search, the overhead, the increment
-            lowest = min(lowest, left)
-        return lowest
+def test_lag_is_what_the_clock_lost_beyond_the_budget():
+    lag = timeman.Lag(window=2)
+    lag.searched(protocol.Go(wtime=10_000, btime=9_000, winc=100, binc=100), chess.WHITE, 0.3)
+    lag.observe(protocol.Go(wtime=9_600, btime=8_000, winc=100, binc=100), chess.WHITE)
+    assert lag.lags == [pytest.approx(0.2)]  # 10 s + 0.1 - 9.6 = 0.5 s spent on a 0.3 s budget
+    assert lag.overhead_ms(100) == 200 and lag.overhead_ms(300) == 300
+    lag.searched(protocol.Go(wtime=9_600, winc=100), chess.WHITE, 0.5)
+    lag.observe(protocol.Go(wtime=9_300, winc=100), chess.WHITE)  # 0.4 s: within its budget
+    assert lag.lags == [pytest.approx(0.2), 0.0]
+    lag.searched(protocol.Go(wtime=9_300, btime=9_000), chess.WHITE, 0.1)
+    lag.observe(protocol.Go(wtime=9_000, btime=9_000), chess.BLACK)  # the other side's clock: nothing learnt
+    lag.searched(protocol.Go(wtime=9_300), chess.WHITE, 0.1)
+    lag.new_game()
+    lag.observe(protocol.Go(wtime=5_000), chess.WHITE)  # another game: nothing learnt
+    lag.searched(protocol.Go(wtime=5_000), chess.WHITE, 0.1)
+    lag.observe(protocol.Go(wtime=60_000), chess.WHITE)  # the clock went up: not this game
+    lag.searched(protocol.Go(movetime=100), chess.WHITE, 0.1)  # no clock: nothing to compare
+    lag.observe(protocol.Go(wtime=1_000), chess.WHITE)
+    assert lag.lags == [pytest.approx(0.2), 0.0]
+    lag.searched(protocol.Go(wtime=9_000), chess.WHITE, 0.2)
+    lag.observe(protocol.Go(wtime=7_900), chess.WHITE)
+    assert lag.lags == [0.0, pytest.approx(0.9)] and lag.overhead_ms(100) == 900  # the window keeps two
 
-    assert play(timeman.ladder(main)) > 1000
-    if main >= 4096:
-        assert play([main // 8, main]) < 0
+
+@pytest.mark.parametrize("base, increment", [(10.0, 0.1), (60.0, 0.6), (60.0, 0.0)])
+def test_the_chunk_loop_never_oversteps_a_move_or_runs_the_clock_out(base, increment):
+    # The engine's loop (engine._search) with a simulated searcher whose real speed swings
+    # between 1/3x and 2x of its average from one chunk to the next (other jobs on the cores),
+    # 150 moves: no move ends past its deadline, and on average most of each budget is used.
+    rng = np.random.default_rng(0)
+    speed = timeman.Speed(rate=3000.0)
+    left, shares = base * 1000.0, []
+    for _ in range(150):
+        budget = timeman.move_budget(protocol.Go(wtime=int(left), btime=int(left), winc=int(increment * 1000)),
+                                     chess.WHITE, overhead_ms=100)
+        remaining, spent = budget, 0.0
+        while True:
+            size = timeman.chunk_size(speed.rate, remaining)
+            if size == 0:
+                break
+            seconds = size / (1000.0 * rng.choice([1 / 3, 1.0, 2.0]))
+            speed.record(size, seconds)
+            spent += seconds
+            remaining -= seconds
+            assert remaining > -timeman.CHUNK_SECONDS * 3  # at most a slow chunk's overshoot of the budget
+        assert spent <= budget + 0.1  # within the overhead kept back
+        shares.append(spent / (budget + 0.1))
+        left -= 1000 * (spent + 0.02) - 1000 * increment  # 20 ms of latency on top
+        assert left > 0
+    assert np.mean(shares) > 0.5
 
 
 # ------------------------------------------------------------------ lookup
@@ -249,33 +275,55 @@ def test_lookup_picks_the_player_of_the_opening_and_turn(tmp_path):
 
 
 class ScriptedSearcher:
-    """Plays the first legal move in UCI order; player j's move is the j-th."""
+    """Plays the first legal move in UCI order (player j's move is the j-th); each
+    simulation takes ``seconds_per_simulation`` of real time, so limits are real."""
 
     num_players = 2
-    default_simulations = 8
+    capacity = 100_000
 
-    def __init__(self, delay=0.0, variant="chess"):
-        self.delay = delay
+    def __init__(self, seconds_per_simulation=0.0002, variant="chess"):
+        self.seconds = seconds_per_simulation
         self.variant = variant
-        self.levels = set()
-        self.calls = []
+        self.warm_ups = self.forgets = 0
+        self.reuse = True
+        self.reused = False
+        self.count = 0
+        self.starts, self.budgets, self.results = [], [], []
 
-    def compiled(self, simulations):
-        return simulations in self.levels
+    def warm_up(self):
+        self.warm_ups += 1
+        return {"compile": 0.25}
 
-    def prepare(self, simulations):
-        self.levels.add(simulations)
-        return 0.001 * simulations
+    def start(self, board, line):
+        self.board, self.count = board, 0
+        self.starts.append(line)
+        return False
 
-    def search(self, board, simulations, *, rule="visit", player=None):
-        time.sleep(self.delay)
-        self.calls.append((simulations, rule, player))
-        legal = sorted(m.uci() for m in board.legal_moves)
+    def grow(self, simulations, *, budget):
+        ran = min(simulations, self.capacity - self.count)
+        time.sleep(self.seconds * ran)
+        self.count += ran
+        self.budgets.append(budget)
+        return ran
+
+    def nodes(self):
+        return self.num_players * self.count
+
+    def result(self, *, rule="visit", player=None):
+        self.results.append((rule, player))
+        legal = sorted(m.uci() for m in self.board.legal_moves)
         moves = [legal[min(j, len(legal) - 1)] for j in range(2)]
         chosen = 0 if player is None else player
-        return searcher.SearchResult(move=moves[chosen], value=0.25, player=chosen, column="x",
-                                     simulations=simulations, nodes=2 * simulations, seconds=0.001 * simulations,
-                                     player_moves=moves, player_values=[0.25, 0.1])
+        return searcher.SearchResult(move=moves[chosen], value=0.25, player=chosen,
+                                     column=f"player_{player}" if player is not None else f"team_{rule}",
+                                     nodes=self.nodes(), depth=2, seldepth=5, pv=[moves[chosen]], player_moves=moves,
+                                     player_values=[0.25, 0.1], full=self.count >= self.capacity)
+
+    def forget(self):
+        self.forgets += 1
+
+    def set_reuse(self, reuse):
+        self.reuse = reuse
 
 
 class Session:
@@ -320,30 +368,116 @@ def test_uci_handshake_lists_the_options():
     s.send("uci")
     s.wait_for("uciok")
     names = [line.split(" type ")[0][len("option name "):] for line in s.lines if line.startswith("option")]
-    assert names == ["Checkpoint", "UCI_Variant", "Rule", "Player", "Lookup", "LookupFallback", "Move", "Simulations",
-                     "MinSimulations", "Threads", "Move Overhead", "Seed"]
+    assert names == ["Checkpoint", "UCI_Variant", "Rule", "Player", "Lookup", "LookupFallback", "Move", "Hash",
+                     "Reuse", "Threads", "Move Overhead", "Seed"]
     assert s.lines[0] == "id name azdb_jax"
+    assert "option name Reuse type check default true" in s.lines
+    assert "option name Hash type spin default 256 min 16 max 65536" in s.lines
     s.close()
 
 
-def test_go_answers_with_info_and_a_legal_bestmove():
+def test_the_load_is_done_and_reported_before_readyok_and_kept_by_ucinewgame():
+    s = Session()
+    s.engine.preload()  # what azdb-uci does when it starts with a checkpoint
+    s.send("uci")
+    s.wait_for("uciok")
+    s.send("isready")
+    report = s.wait_for("info string loaded run in ")
+    assert "(compile 0.2 s" in report and "2 players, trees of 100000 nodes each" in report
+    s.wait_for("readyok")
+    assert s.script.warm_ups == 1
+    s.send("ucinewgame", "isready")
+    s.wait_for("readyok")
+    assert s.script.warm_ups == 1 and s.script.forgets == 1 and len(s.loads) == 1  # nothing thrown away
+    s.send("setoption name Reuse value false", "isready")
+    s.wait_for("readyok")
+    assert s.script.reuse is False and len(s.loads) == 1  # applied without a reload
+    s.send("setoption name Hash value 64", "isready")  # the trees' size: compiled again
+    s.wait_for("info string loaded")
+    s.wait_for("readyok")
+    assert len(s.loads) == 2 and s.loads[-1]["Hash"] == 64 and s.script.warm_ups == 2
+    s.close()
+
+
+def test_go_searches_until_its_limit_with_info_and_a_legal_bestmove():
     s = Session()
     s.send("isready")
     s.wait_for("readyok")
-    assert s.script.levels == {1, 8}  # main level and the fast one, compiled before readyok
     s.send("position startpos moves e2e4", "go wtime 60000 btime 60000 winc 1000 binc 1000")
+    start = time.monotonic()
     info = s.wait_for("info depth")
-    assert " nodes 16 " in info and " score cp " in info and " pv " in info and "string player 0" in info
     move = s.wait_for("bestmove").split()[1]
+    # Budget 60/30 + 0.75 - 0.1 = 2.65 s: searched until the deadline, not past it.
+    assert 2.0 < time.monotonic() - start < 2.9
+    assert " seldepth 5 " in info and " hashfull " in info and " score cp " in info and " pv " in info
+    assert "string player 0 (rule visit; players" in info
     board = chess.Board()
     board.push_uci("e2e4")
     assert chess.Move.from_uci(move) in board.legal_moves
-    s.send("go nodes 6")  # exact budget: 6 nodes / 2 players = 3 simulations, compiled on demand
+    assert s.script.starts[-1] == (chess.STARTING_FEN, ("e2e4",))  # the game, for subtree reuse
+    s.lines.clear()  # the search's earlier info lines
+    s.send("go nodes 6")  # 6 nodes / 2 players = 3 simulations each
     s.wait_for("bestmove")
-    assert s.script.calls[-1][0] == 3
-    s.send("go wtime 10 btime 10")  # almost no time: the fast level
+    assert s.script.count == 3 and s.script.budgets[-1] == 3  # Gumbel's plan: the node limit
+    s.send("go movetime 300")
+    start = time.monotonic()
+    info = s.wait_for("info depth")
     s.wait_for("bestmove")
-    assert s.script.calls[-1][0] == 1
+    assert 0.12 < time.monotonic() - start < 0.3 and int(info.split(" time ")[1].split()[0]) <= 300
+    s.send("go wtime 10 btime 10")  # almost no time: one simulation, at once
+    s.wait_for("bestmove")
+    assert s.script.count == 1
+    s.close()
+
+
+def test_a_move_that_cost_more_than_its_budget_makes_the_next_ones_shorter():
+    s = Session()
+    s.send("setoption name Move Overhead value 0", "debug on", "isready")
+    s.wait_for("readyok")
+    s.send("position startpos", "go wtime 3000 btime 3000")  # 3 s / 30: 100 ms
+    assert "budget 100 ms" in s.wait_for("info string timing:")
+    s.wait_for("bestmove")
+    assert s.script.count > 1
+    s.send("position startpos moves e2e4 e7e5", "go wtime 2000 btime 3000")  # the GUI charged a whole second
+    assert "budget 0 ms; measured lag up to 900 ms" in s.wait_for("info string timing:")
+    s.wait_for("bestmove")
+    assert s.script.count == 1  # no time to spare: one simulation
+    s.close()
+
+
+def test_info_comes_every_second_and_stop_ends_an_infinite_search_at_once():
+    s = Session()
+    s.send("isready")
+    s.wait_for("readyok")
+    s.send("position startpos", "go infinite")
+    time.sleep(2.3)
+    assert sum(line.startswith("info depth") for line in s.lines) >= 2
+    s.send("isready")
+    s.wait_for("readyok", timeout=0.5)  # answered while searching
+    sent = time.monotonic()
+    s.send("stop")
+    s.wait_for("bestmove", timeout=1.0)
+    assert time.monotonic() - sent < 0.1
+    assert s.script.budgets[0] == s.script.capacity  # an infinite search plans on the whole tree
+    s.close()
+
+
+def test_a_full_tree_ends_a_timed_search_but_not_an_infinite_one():
+    script = ScriptedSearcher(seconds_per_simulation=0.00001)
+    script.capacity = 50
+    s = Session(script=script)
+    s.send("isready")
+    s.wait_for("readyok")
+    s.send("position startpos", "go movetime 5000")
+    start = time.monotonic()
+    s.wait_for("bestmove")
+    assert time.monotonic() - start < 1.0 and script.count == 50
+    s.send("go infinite")
+    assert s.wait_for("info string the search trees are full")
+    time.sleep(0.2)
+    assert not any(line.startswith("bestmove") for line in s.lines)
+    s.send("stop")
+    s.wait_for("bestmove")
     s.close()
 
 
@@ -352,7 +486,8 @@ def test_bad_input_is_an_info_string_and_the_engine_carries_on():
     s.send("isready")
     s.wait_for("readyok")
     for command in ("flip", "position fen not/a/fen w - - 0 1", "setoption name Nope value 1",
-                    "setoption name Threads value 999", "setoption name Rule value best"):
+                    "setoption name Threads value 999", "setoption name Rule value best",
+                    "setoption name Reuse value maybe", "setoption name Hash value 8"):
         s.send(command)
         assert s.wait_for("info string error:")
     s.send("position startpos moves e2e4 e2e4", "go movetime 100")  # the bad position is not searched
@@ -364,20 +499,21 @@ def test_bad_input_is_an_info_string_and_the_engine_carries_on():
     s.close()
 
 
-def test_options_rule_player_and_reload():
+def test_options_rule_and_player():
     s = Session()
     s.send("setoption name Rule value player", "setoption name Player value 1", "isready")
     s.wait_for("readyok")
     s.send("position startpos", "go movetime 100")
-    assert "string player 1" in s.wait_for("info depth")
+    assert "string player 1 (Rule=player;" in s.wait_for("info depth")
     s.wait_for("bestmove")
-    assert s.script.calls[-1][2] == 1
-    s.send("setoption name Simulations value 32", "isready")
-    s.wait_for("readyok")
-    assert len(s.loads) == 2 and s.loads[-1]["Simulations"] == 32 and 32 in s.script.levels
+    assert s.script.results[-1] == ("visit", 1)
     s.send("setoption name Player value 5", "go movetime 100")  # beyond the team: error, then the fallback rule
     assert "Player 5" in s.wait_for("info string error:")
     s.wait_for("bestmove")
+    assert s.script.results[-1] == ("visit", None)
+    s.lines.clear()
+    s.send("setoption name Rule value gap", "go nodes 4")
+    assert "(rule gap;" in s.wait_for("info depth")
     s.close()
 
 
@@ -389,22 +525,6 @@ def test_missing_checkpoint_is_reported_and_go_answers_none():
     s.send("go movetime 10")
     s.wait_for("info string error:")
     assert s.wait_for("bestmove") == "bestmove (none)"
-    s.close()
-
-
-def test_isready_and_stop_are_answered_during_go_infinite():
-    s = Session(script=ScriptedSearcher(delay=0.05))
-    s.send("isready")
-    s.wait_for("readyok")
-    s.send("position startpos", "go infinite")
-    s.wait_for("info depth")
-    s.send("isready")
-    s.wait_for("readyok", timeout=1.0)
-    time.sleep(0.3)
-    s.send("stop")
-    s.wait_for("bestmove", timeout=1.0)
-    levels = [call[0] for call in s.script.calls]
-    assert levels[:3] == [8, 16, 32]  # deepening until stop
     s.close()
 
 

@@ -8,18 +8,21 @@ Fairy-Stockfish names it), plays in any UCI GUI or tournament manager. Commands:
 
 Options: ``Checkpoint`` (a run directory[@step]), ``Rule`` (the selection rules of
 Eq. 9 — visit, value, lcb, gap —, a fixed ``Player``, or the opening ``Lookup`` of
-Appendix C.5), ``Move`` (the chosen player's most-visited or LCB move),
-``Simulations`` and ``MinSimulations`` (per player), ``Threads`` (CPU cores),
-``Move Overhead``, ``Seed`` and ``UCI_Variant`` (the checkpoint's game).
+Appendix C.5), ``Move`` (the chosen player's most-visited or LCB move), ``Hash`` (MB
+for the search trees), ``Reuse`` (keep the last search's subtree), ``Threads`` (CPU
+cores), ``Move Overhead``, ``Seed`` and ``UCI_Variant`` (the checkpoint's game).
 
-Each search prints ``info depth 1 nodes N nps X time T score cp C pv MOVE string
-player j (...)``: nodes are network evaluations (simulations × players), the score is
-the chosen player's value ``v`` as centipawns ``400 · log10((1 + v) / (1 − v))``
-(``protocol.value_to_cp``), the string names the player whose move is played and
-every player's move. The team solver reports root statistics, not the tree, so the pv
-is the move played and the depth 1.
+The search is anytime (``azdb_jax.anytime``): the team's trees grow in chunks of
+simulations until the move's deadline, ``go nodes``, or ``stop``. While searching the
+engine prints ``info depth D seldepth S nodes N nps X hashfull H time T score cp C pv
+... string player j (...)`` at least once a second and once at the end: nodes are
+network evaluations (the simulations in the players' trees, summed), depth the mean
+and seldepth the largest depth of the chosen player's tree, the score the chosen
+player's value ``v`` as centipawns ``400 · log10((1 + v) / (1 − v))``
+(``protocol.value_to_cp``), the pv that player's most-visited line from its move, and
+the string names the player whose move is played and every player's move.
 
 Modules: ``protocol`` (parsing and formatting, no JAX), ``timeman`` (the clock),
-``searcher`` (the team's compiled searches), ``lookup`` (the opening table),
+``searcher`` (the team's anytime search, compiled once), ``lookup`` (the opening table),
 ``engine`` (the two threads), ``main`` (the command line).
 """

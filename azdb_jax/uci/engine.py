@@ -2,17 +2,21 @@
 
 The reader thread (``Engine.serve``) answers every command at once — ``isready`` and
 ``stop`` included while a search runs — and hands loading and searching to one worker
-thread. Loading (importing JAX, restoring the checkpoint, compiling the search levels
-and timing them) starts at the first ``isready`` or ``go``, so options set before it
-(``Threads``, ``Simulations``, ``Checkpoint``) apply without reloading; ``readyok``
-follows once the engine can search. Bad input never ends the process: it is answered
-with ``info string error: ...`` (and a ``go`` that cannot search answers
-``bestmove (none)``).
+thread. Loading (importing JAX, restoring the checkpoint, compiling the search's
+programs and running them once: ``TeamSearcher.warm_up``) starts as soon as the engine
+starts when it is given a checkpoint (``preload``), else at the first ``isready``;
+``readyok`` follows once the engine can search without compiling anything, and the
+time the load took is reported as an ``info string`` before it. An option that changes
+what is compiled (``Checkpoint``, ``Hash``, ``Move``, ``Seed``) loads again at the next
+``isready``; ``ucinewgame`` only forgets the last search's tree. Bad input never ends the
+process: it is answered with ``info string error: ...`` (and a ``go`` that cannot search
+answers ``bestmove (none)``).
 
-Searches (``azdb_jax.uci.searcher``) are whole compiled team searches; a move's level
-(simulations per player) is chosen by ``azdb_jax.uci.timeman`` from the clock. ``go
-infinite`` searches the main level, then doubles it (compiling each new level) until
-``stop``; the answer is the largest finished search.
+A search (``azdb_jax.uci.searcher``) grows its trees in chunks of about 50 ms
+(``azdb_jax.uci.timeman``) until the move's deadline (from ``movetime`` or the clock,
+counted from the arrival of ``go``), the ``go nodes`` limit, or ``stop``; ``go infinite``
+and ``go ponder`` search until ``stop``. It reports ``info depth seldepth nodes nps
+hashfull time score pv`` at least once a second and once at the end, then ``bestmove``.
 
 The game is the checkpoint's: chess, or Gardner's 5x5 minichess (``UCI_Variant
 gardner``, the name Fairy-Stockfish and variant GUIs use). The engine announces it as
@@ -35,9 +39,9 @@ ENGINE_NAME = "azdb_jax"
 ENGINE_AUTHOR = "the azdb_jax authors"
 RULE_CHOICES = ("visit", "value", "lcb", "gap", "player", "lookup")
 MOVE_CHOICES = ("visits", "lcb")
-MAX_INFINITE_FACTOR = 16  # go infinite deepens up to 16 x the main level
+INFO_SECONDS = 1.0  # an info line at least this often while searching
 # Options whose change needs the checkpoint reloaded or the searches recompiled.
-RELOAD_OPTIONS = ("Checkpoint", "Simulations", "MinSimulations", "Move", "Seed")
+RELOAD_OPTIONS = ("Checkpoint", "Hash", "Move", "Seed")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +55,8 @@ class OptionSpec:
     help: str = ""
 
     def declaration(self) -> str:
-        text = f"option name {self.name} type {self.kind} default {self.default}"
+        default = str(self.default).lower() if self.kind == "check" else self.default
+        text = f"option name {self.name} type {self.kind} default {default}"
         if self.kind == "spin":
             text += f" min {self.low} max {self.high}"
         if self.kind == "combo":
@@ -93,10 +98,10 @@ def option_specs(defaults: Dict[str, Any]) -> List[OptionSpec]:
         OptionSpec("LookupFallback", "combo", defaults.get("LookupFallback", "visit"), choices=RULE_CHOICES[:4]),
         OptionSpec("Move", "combo", defaults.get("Move", "visits"), choices=MOVE_CHOICES,
                    help="the chosen player's most-visited or LCB move"),
-        OptionSpec("Simulations", "spin", defaults.get("Simulations", 0), 0, 1_000_000,
-                   help="simulations per player of the main search (0: the run's eval_simulations)"),
-        OptionSpec("MinSimulations", "spin", defaults.get("MinSimulations", 0), 0, 1_000_000,
-                   help="the fastest search, for a low clock (0: eighths of Simulations down to <= 16)"),
+        OptionSpec("Hash", "spin", defaults.get("Hash", 256), 16, 65536,
+                   help="MB for the search trees (their capacity in nodes follows)"),
+        OptionSpec("Reuse", "check", bool(defaults.get("Reuse", True)),
+                   help="keep the subtree of the last search for the next move (PUCT teams)"),
         OptionSpec("Threads", "spin", min(defaults.get("Threads", cpus), cpus), 1, cpus,
                    help="CPU cores the engine's threads may run on"),
         OptionSpec("Move Overhead", "spin", defaults.get("Move Overhead", 100), 0, 10_000,
@@ -138,7 +143,6 @@ class SearchJob:
         self.position = position
         self.received = received
         self.stop = threading.Event()
-        self.best: Optional[str] = None  # the answer so far (go infinite)
         self.answered = False
         self.lock = threading.Lock()
 
@@ -150,18 +154,19 @@ class Engine:
       write: called with each output line (no newline); must be thread-safe or the
         engine's own lock is enough (all writes go through ``self.send``).
       load_searcher: ``(options) -> searcher`` builds the team searcher from the options
-        (``Checkpoint``, ``Simulations``, ``Move``, ``Seed``); raises ``ValueError`` /
-        ``FileNotFoundError`` for bad input. A searcher has ``num_players``,
-        ``default_simulations``, ``prepare(simulations) -> seconds``,
-        ``compiled(simulations)`` and ``search(board, simulations, rule=, player=)``.
-        The searcher's ``variant`` (``chess``/``gardner``) is the game it plays.
+        (``Checkpoint``, ``Hash``, ``Move``, ``Seed``, ``Reuse``); raises ``ValueError`` /
+        ``FileNotFoundError`` for bad input. A searcher (``searcher.TeamSearcher``) has
+        ``variant`` (``chess``/``gardner``: the game it plays), ``num_players``,
+        ``capacity``, ``warm_up() -> {step: seconds}``, ``start(board, line)``,
+        ``grow(simulations, budget=) -> simulations run``, ``nodes()``,
+        ``result(rule=, player=)``, ``forget()`` and ``set_reuse(flag)``; an optional
+        ``load_times`` dict says what loading it took.
       defaults: option defaults (from the command line).
-      log: called with notes for the person running the engine (what was loaded, how
-        fast each level searches); kept off the UCI channel, where clients such as
-        python-chess warn about output outside a search.
+      log: called with notes for the person running the engine (what was loaded and
+        how fast it searches), off the UCI channel.
       variant_of: ``checkpoint option -> variant or None``, the game of a checkpoint
         read without loading it (its config), so that ``uci`` announces the game and
-        positions parse as that game before the first ``isready``.
+        positions parse as that game before the load.
     """
 
     def __init__(self, write: Callable[[str], None], load_searcher: Callable[[Dict[str, Any]], Any], *,
@@ -181,13 +186,19 @@ class Engine:
         self.searcher = None
         self.load_error: Optional[str] = None
         self.needs_load = True
-        self.times = timeman.LevelTimes()
-        self.main_level = 0
+        self.speed = timeman.Speed()
+        self.lag = timeman.Lag()
         self.lookup = None
+        self._report: Optional[str] = None  # the last load's timings, sent before the next readyok
+        self.debug = False
         self._jobs: "queue.Queue" = queue.Queue()
         self._active: Optional[SearchJob] = None
         self._worker = threading.Thread(target=self._work, name="azdb-uci-search", daemon=True)
         self._worker.start()
+
+    def preload(self) -> None:
+        """Starts loading now (on the worker), before any command asks for it."""
+        self._jobs.put(("load", None))
 
     # ---------------------------------------------------------------- output
 
@@ -259,9 +270,10 @@ class Engine:
 
     def _cmd_ucinewgame(self, args) -> None:
         self.position = protocol.Position.start(self.variant)
+        self._jobs.put(("newgame", None))  # compiled programs stay; the last tree is forgotten
 
     def _cmd_debug(self, args) -> None:
-        pass
+        self.debug = bool(args) and args[0] == "on"  # debug on: each search says where its time went
 
     def _cmd_register(self, args) -> None:
         pass
@@ -305,6 +317,8 @@ class Engine:
                 self._set_variant(plays)
         if spec.name in RELOAD_OPTIONS:
             self.needs_load = True
+        elif spec.name == "Reuse":
+            self._jobs.put(("reuse", parsed))  # the worker owns the searcher
         elif spec.name == "Threads" and self.searcher is not None:
             note = set_threads(parsed)
             if note:
@@ -313,6 +327,7 @@ class Engine:
             self.lookup = None  # read again at the next search
 
     def _cmd_go(self, args) -> None:
+        received = time.monotonic()
         go, warnings = protocol.parse_go(args)
         for warning in warnings:
             self.send(protocol.info_string(warning))
@@ -320,21 +335,15 @@ class Engine:
             self.send(protocol.info_string("go: searchmoves is not supported; searching every move"))
         if go.depth is not None or go.mate is not None:
             self.send(protocol.info_string("go: depth/mate limits do not apply to this search; using the clock"))
-        job = SearchJob(go, self.position, time.monotonic())
+        job = SearchJob(go, self.position, received)
         self._active = job
         self._jobs.put(("load", None))
         self._jobs.put(("search", job))
 
     def _cmd_stop(self, args) -> None:
         job = self._active
-        if job is None:
-            return
-        job.stop.set()
-        with job.lock:  # a deepening search between levels answers with what it has
-            if job.go.infinite and job.best is not None and not job.answered:
-                job.answered = True
-                self.send(f"bestmove {job.best}")
-                self._active = None
+        if job is not None:
+            job.stop.set()  # the search answers after its current chunk
 
     def _cmd_d(self, args) -> None:  # Stockfish's "d": show the position
         board = None if self.position is None else self.position.board()
@@ -352,7 +361,17 @@ class Engine:
                 if kind == "load":
                     self._ensure_loaded()
                 elif kind == "ready":
+                    if self._report:
+                        self.send(protocol.info_string(self._report))
+                        self._report = None
                     self.send("readyok")
+                elif kind == "newgame":
+                    self.lag.new_game()
+                    if self.searcher is not None:
+                        self.searcher.forget()
+                elif kind == "reuse":
+                    if self.searcher is not None:
+                        self.searcher.set_reuse(job)
                 else:
                     self._search(job)
             except Exception as e:  # pylint: disable=broad-except  (keep serving)
@@ -364,7 +383,7 @@ class Engine:
         if not self.needs_load:
             return
         self.needs_load = False
-        self.searcher, self.load_error, self.times = None, None, timeman.LevelTimes()
+        self.searcher, self.load_error = None, None
         if not self.options["Checkpoint"]:
             self.load_error = "no checkpoint: setoption name Checkpoint value <run directory>[@step]"
             self.error(self.load_error)
@@ -372,6 +391,7 @@ class Engine:
         note = set_threads(self.options["Threads"])
         if note:
             self.send(protocol.info_string(note))
+        start = time.perf_counter()
         try:
             searcher = self._load_searcher(dict(self.options))
             plays = getattr(searcher, "variant", "chess")
@@ -381,16 +401,42 @@ class Engine:
                 else:
                     raise ValueError(f"Checkpoint {self.options['Checkpoint']!r} plays {plays}, "
                                      f"UCI_Variant is {self.variant}")
-            main = self.options["Simulations"] or searcher.default_simulations
-            for level in timeman.ladder(main, self.options["MinSimulations"] or None):
-                self.times.record(level, searcher.prepare(level))
+            steps = dict(getattr(searcher, "load_times", {}))
+            steps.update(searcher.warm_up())
+            started = time.perf_counter()
+            self._warm_positions()
+            steps["positions"] = time.perf_counter() - started
         except (ValueError, FileNotFoundError) as e:
             self.load_error = " ".join(str(e).split())
             self.error(self.load_error)
             return
-        self.searcher, self.main_level = searcher, main
-        levels = ", ".join(f"{s} simulations {self.times.expected(s) * 1000:.0f} ms" for s in self.times.levels)
-        self._log(f"loaded {self.options['Checkpoint']}: {searcher.num_players} players; {levels}")
+        except Exception as e:  # pylint: disable=broad-except  (an engine keeps serving; go says why it cannot search)
+            self.load_error = f"loading failed: {type(e).__name__}: {' '.join(str(e).split())}"
+            self.error(self.load_error)
+            return
+        self.searcher = searcher
+        self.speed = timeman.Speed(rate=getattr(searcher, "warm_rate", timeman.Speed().rate))
+        parts = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in steps.items())
+        self._report = (f"loaded {self.options['Checkpoint']} in {time.perf_counter() - start:.1f} s ({parts}): "
+                        f"{searcher.num_players} players, trees of {searcher.capacity} nodes each")
+        self._log(self._report)
+
+    def _warm_positions(self) -> None:
+        """The reader's handling of a game, once: ``position startpos|fen ... moves`` as a
+        GUI sends it, and what a search asks of the board (Gardner boards compile their
+        rules on first use, which would otherwise land on the first move's clock)."""
+        start = protocol.Position.start(self.variant)
+        board, moves = start.board(), []
+        for _ in range(2):
+            moves.append(sorted(move.uci() for move in board.legal_moves)[0])
+            board.push(board.parse_uci(moves[-1]))
+        previous = None
+        for args in (["startpos", "moves", *moves[:1]], ["startpos", "moves", *moves],
+                     ["fen", *start.start_fen.split(), "moves", *moves]):
+            previous = protocol.parse_position(args, self.variant, previous=previous)
+            board = previous.board()
+            searched = protocol.searchable(board, self.variant)
+            list(searched.legal_moves), board.is_game_over(), board.turn  # pylint: disable=expression-not-assigned
 
     def _choice(self, position: protocol.Position) -> Dict[str, Any]:
         """rule/player for this move from the Rule, Player and Lookup options."""
@@ -418,6 +464,9 @@ class Engine:
         return dict(rule=rule)
 
     def _search(self, job: SearchJob) -> None:
+        if self._report:  # loaded by this go: say what it took
+            self.send(protocol.info_string(self._report))
+            self._report = None
         if job.position is None:
             self.error("go: no valid position (the last position command was rejected)")
             return self._answer(job, None)
@@ -429,53 +478,80 @@ class Engine:
             self.error(f"go: the position is {job.position.variant}, the checkpoint plays {plays}")
             return self._answer(job, None)
         board = job.position.board()
-        if not any(board.legal_moves):
+        legal = list(board.legal_moves)
+        if not legal:
             return self._answer(job, None)
         try:
             choice = self._choice(job.position)
         except (UciError, ValueError, FileNotFoundError) as e:
             self.error(str(e))
             choice = dict(rule=self.options["LookupFallback"])
-        searched = protocol.searchable(board, job.position.variant)  # still playable when nobody claims the draw
         go = job.go
-        n = self.searcher.num_players
-        if go.infinite or go.ponder:
-            return self._deepen(job, searched, choice)
-        budget = timeman.move_budget(go, board.turn, overhead_ms=self.options["Move Overhead"])
-        if budget is not None:
-            budget = max(budget - (time.monotonic() - job.received), 0.0)
-        cap = max(1, go.nodes // n) if go.nodes else None
-        if cap is not None and budget is None and not self.searcher.compiled(cap):
-            self.times.record(cap, self.searcher.prepare(cap))  # no clock: search exactly what was asked
-        level = timeman.choose_level(self.times, budget, cap=cap, preferred=self.main_level)
-        result = self._run(searched, level, choice)
+        searched = protocol.searchable(board, job.position.variant)  # still playable when nobody claims the draw
+        self.lag.observe(go, board.turn)
+        budget = timeman.move_budget(go, board.turn, overhead_ms=self.lag.overhead_ms(self.options["Move Overhead"]))
+        deadline = None if budget is None else job.received + budget
+        forced = len(legal) == 1 and go.movetime is None and go.nodes is None and budget is not None
+        searcher = self.searcher
+        queued = time.monotonic()
+        searcher.start(searched, (job.position.start_fen, job.position.moves))
+        n = searcher.num_players
+        nodes_at_start = searcher.nodes()
+        begun = time.monotonic()
+        chunks, longest = 0, 0.0
+        planned = timeman.planned_simulations(self.speed.rate, None if deadline is None else deadline - begun,
+                                              nodes=None if go.nodes is None else -(-go.nodes // n),
+                                              capacity=searcher.capacity)
+        last_info, full = begun, False
+        while not job.stop.is_set() and not forced:
+            now = time.monotonic()
+            nodes_left = None if go.nodes is None else -(-(go.nodes - searcher.nodes()) // n)
+            size = timeman.chunk_size(self.speed.rate, None if deadline is None else deadline - now,
+                                      nodes_left=nodes_left)
+            if size == 0:
+                break
+            ran = searcher.grow(size, budget=planned)
+            took = time.monotonic() - now
+            self.speed.record(ran, took)
+            chunks, longest = chunks + 1, max(longest, took)
+            if ran < size:
+                full = True
+                break
+            if time.monotonic() - last_info >= INFO_SECONDS:
+                last_info = time.monotonic()
+                self._info(job, searcher.result(**choice), nodes_at_start, begun)
+        if searcher.nodes() == 0:  # no time at all: one simulation, so that the move is searched
+            searcher.grow(1, budget=1)
+        if go.infinite or go.ponder:  # UCI: never answer an infinite search before stop
+            if full:
+                self.send(protocol.info_string(f"the search trees are full ({searcher.capacity} nodes each; "
+                                               "setoption name Hash for more); waiting for stop"))
+            job.stop.wait()
+        searched_until = time.monotonic()
+        result = searcher.result(**choice)
+        self._info(job, result, nodes_at_start, begun)
+        if self.debug:
+            self.send(protocol.info_string(
+                f"timing: waited {1000 * (queued - job.received):.0f} ms, start {1000 * (begun - queued):.0f} ms, "
+                f"{chunks} chunks {1000 * (searched_until - begun):.0f} ms (longest {1000 * longest:.0f} ms), "
+                f"result {1000 * (time.monotonic() - searched_until):.0f} ms; budget "
+                + ("none" if budget is None else f"{1000 * budget:.0f} ms")
+                + f"; measured lag up to {1000 * max(self.lag.lags, default=0.0):.0f} ms"))
         self._answer(job, result.move or self._fallback_move(job))
+        self.lag.searched(go, board.turn, budget)
 
-    def _deepen(self, job: SearchJob, board: Any, choice: Dict[str, Any]) -> None:
-        level = self.main_level
-        while True:
-            result = self._run(board, level, choice)
-            with job.lock:
-                job.best = result.move or self._fallback_move(job)
-            if job.stop.is_set() or level >= MAX_INFINITE_FACTOR * self.main_level:
-                break
-            level *= 2
-            if not self.searcher.compiled(level):
-                self.times.record(level, self.searcher.prepare(level))
-            if job.stop.is_set():
-                break
-        job.stop.wait()
-        self._answer(job, job.best)
-
-    def _run(self, board: Any, level: int, choice: Dict[str, Any]):
-        result = self.searcher.search(board, level, **choice)
-        self.times.record(level, result.seconds)
-        how = f"rule {choice['rule']}" if "rule" in choice else f"Rule={self.options['Rule']}"
-        text = (f"player {result.player} ({how}; {result.simulations} simulations each; players "
+    def _info(self, job: SearchJob, result, nodes_at_start: int, begun: float) -> None:
+        rule = result.column[len("team_"):] if result.column.startswith("team_") else None
+        how = f"rule {rule}" if rule else f"Rule={self.options['Rule']}"
+        reused = " reused tree;" if self.searcher.reused else ""
+        text = (f"player {result.player} ({how};{reused} players "
                 + " ".join(f"{j}:{m or '-'}" for j, m in enumerate(result.player_moves)) + ")")
-        self.send(protocol.format_info(depth=1, nodes=result.nodes, seconds=result.seconds, value=result.value,
-                                       pv=[result.move] if result.move else [], text=text))
-        return result
+        now = time.monotonic()
+        self.send(protocol.format_info(
+            depth=result.depth, seldepth=result.seldepth, nodes=result.nodes, seconds=now - job.received,
+            nps=(result.nodes - nodes_at_start) / max(now - begun, 1e-6),
+            hashfull=int(1000 * result.nodes / max(self.searcher.capacity * self.searcher.num_players, 1)),
+            value=result.value, pv=list(result.pv) or ([result.move] if result.move else []), text=text))
 
     def _fallback_move(self, job: Optional[SearchJob]) -> Optional[str]:
         """A legal move when the search gave none (a position drawn by rule that the GUI

@@ -1,12 +1,24 @@
-"""Games between two UCI engines under a clock, refereed through python-chess.
+"""Games between two UCI engines under a clock or at a fixed time a move, refereed through python-chess.
 
 ``play_match`` starts both engines with ``chess.engine.SimpleEngine.popen_uci`` (the
-client GUIs and tournament managers use), plays each opening with both colours, keeps
-the clocks itself (the wall time from ``go`` to ``bestmove`` is charged to the mover,
-the increment added after the move) and records, per game, the result and how it
-ended: checkmate, stalemate, insufficient material, 75-move rule, fivefold/threefold
-repetition or the 50-move rule (claimed by the referee), adjudication at ``max_plies``,
-or a fault — a *time* loss, an *illegal* move, or an engine that *crashed* or hung.
+client GUIs and tournament managers use; ``fresh_engine`` starts the engine anew for
+every game, waiting for its ``readyok`` before the game's clock starts, as a tournament
+manager does), plays each opening with both colours, keeps the clocks itself (the wall
+time of python-chess's ``play`` — ``ucinewgame``/``isready`` at a game's first move,
+then ``position``/``go`` to ``bestmove`` — is charged to the mover, the increment added
+after the move) and records, per game, the result and how it ended: checkmate,
+stalemate, insufficient material, 75-move rule, fivefold/threefold repetition or the
+50-move rule (claimed by the referee), adjudication at ``max_plies``, or a fault — a
+*time* loss, an *illegal* move, or an engine that *crashed* or hung. At ``max_plies`` a
+game is a draw, or (``adjudicate="material"``) won by the side ahead by at least
+``MATERIAL_MARGIN`` pawns of material (P 1, N 3, B 3, R 5, Q 9), as
+``azdb_jax.adjudication`` scores the arena's games. Without a clock
+(``clock=None``) each side plays at its own limit (e.g. ``{"time": 4.0}``: ``go
+movetime 4000``) and nobody loses on time.
+
+Per engine move the referee records the time it took and the time it was allotted: the
+engine's own rule for its clock (``timeman.move_budget`` with no overhead) or its
+``movetime``, so that a match says how much of its time the engine used.
 
 Two games: chess (``chess.Board``), and Gardner's 5x5 minichess (``variant="gardner"``)
 on ``GardnerBoard``, which python-chess's client drives like a chess board (it sends
@@ -18,6 +30,7 @@ Used by the engine's acceptance runs (``experiments/uci_match.py``) and its test
 """
 
 import dataclasses
+import subprocess
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -25,7 +38,7 @@ import chess
 import chess.engine
 import chess.pgn
 
-from azdb_jax.uci import protocol
+from azdb_jax.uci import protocol, timeman
 
 # Short, common openings as UCI moves (facts of the game, not third-party data).
 OPENINGS: Dict[str, Tuple[str, ...]] = {
@@ -51,6 +64,16 @@ GARDNER_OPENINGS: Dict[str, Tuple[str, ...]] = {
 }
 
 FAULTS = ("time", "illegal", "crash")
+PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
+MATERIAL_MARGIN = 3
+
+
+def material_result(board) -> str:
+    """The result of a game stopped at ``board``: the side ahead by ``MATERIAL_MARGIN``
+    pawns of material or more wins, else a draw."""
+    balance = sum(PIECE_VALUES[piece.piece_type] * (1 if piece.color == chess.WHITE else -1)
+                  for piece in board.piece_map().values())
+    return "1-0" if balance >= MATERIAL_MARGIN else "0-1" if balance <= -MATERIAL_MARGIN else "1/2-1/2"
 
 
 @dataclasses.dataclass
@@ -62,8 +85,10 @@ class GameRecord:
     faulty: Optional[str]  # which side faulted ("engine" / "opponent"), or None
     plies: int
     engine_seconds: float  # clock time the engine used
-    engine_min_clock: float  # the lowest the engine's clock got (seconds, before increments)
+    engine_min_clock: float  # the lowest the engine's clock got (seconds, before increments); inf without a clock
     pgn: str
+    engine_moves: List[Tuple[float, float]] = dataclasses.field(default_factory=list)  # (seconds taken, allotted)
+    engine_ready_seconds: Optional[float] = None  # a fresh engine's start to readyok
 
     @property
     def engine_score(self) -> float:
@@ -110,29 +135,45 @@ def game_pgn(board, headers: Dict[str, str]) -> str:
     return "\n".join([f'[{key} "{value}"]' for key, value in tags.items()] + ["", *lines, line])
 
 
+def allotted_seconds(clocks: Dict[bool, float], increment: float, mover: chess.Color) -> float:
+    """The engine's allotment for a move at these clocks (seconds): ``timeman.move_budget``
+    without the move overhead, the time its rule gives the move."""
+    go = protocol.Go(wtime=int(clocks[chess.WHITE] * 1000), btime=int(clocks[chess.BLACK] * 1000),
+                     winc=int(increment * 1000), binc=int(increment * 1000))
+    return timeman.move_budget(go, mover, overhead_ms=0)
+
+
 def play_game(engine: chess.engine.SimpleEngine, opponent: chess.engine.SimpleEngine, *, opening: str,
-              moves: Sequence[str], engine_white: bool, base: float, increment: float,
-              opponent_limit: Dict[str, int], max_plies: int, game_id: object, variant: str = "chess") -> GameRecord:
-    """One game of ``variant`` from the opening ``moves``; the referee keeps both clocks."""
+              moves: Sequence[str], engine_white: bool, clock: Optional[Tuple[float, float]],
+              opponent_limit: Dict[str, float], max_plies: int, game_id: object, variant: str = "chess",
+              engine_limit: Optional[Dict[str, float]] = None, adjudicate: str = "draw") -> GameRecord:
+    """One game of ``variant`` from the opening ``moves``; ``clock = (base, increment)``
+    seconds (the referee keeps both clocks) or None (each side plays at its limit)."""
     board = protocol.new_board(variant)
     for move in moves:
         board.push_uci(move)
+    base, increment = clock if clock is not None else (float("inf"), 0.0)
     clocks = {chess.WHITE: base, chess.BLACK: base}
     engine_colour = chess.WHITE if engine_white else chess.BLACK
-    used, lowest = 0.0, base
+    used, lowest, timings = 0.0, base, []
     ended, faulty = None, None
     while ended is None:
         ended = _ended(board)
         if ended is not None:
             break
         if board.ply() >= max_plies:
-            ended = ("1/2-1/2", "adjudication")
+            ended = (material_result(board) if adjudicate == "material" else "1/2-1/2", "adjudication")
             break
         mover = board.turn
         player = engine if mover == engine_colour else opponent
-        limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[chess.BLACK],
-                                   white_inc=increment, black_inc=increment,
-                                   **({} if mover == engine_colour else opponent_limit))
+        side_limit = dict(engine_limit or {}) if mover == engine_colour else dict(opponent_limit)
+        if clock is not None:
+            limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[chess.BLACK],
+                                       white_inc=increment, black_inc=increment, **side_limit)
+            allotted = allotted_seconds(clocks, increment, mover)
+        else:
+            limit = chess.engine.Limit(**side_limit)
+            allotted = side_limit.get("time", float("nan"))
         side = "engine" if mover == engine_colour else "opponent"
         loser = "0-1" if mover == chess.WHITE else "1-0"
         start = time.monotonic()
@@ -149,6 +190,7 @@ def play_game(engine: chess.engine.SimpleEngine, opponent: chess.engine.SimpleEn
         if mover == engine_colour:
             used += spent
             lowest = min(lowest, clocks[mover])
+            timings.append((spent, allotted))
         if clocks[mover] < 0:
             ended, faulty = (loser, "time"), side
             break
@@ -157,52 +199,78 @@ def play_game(engine: chess.engine.SimpleEngine, opponent: chess.engine.SimpleEn
             break
         board.push(played.move)
         clocks[mover] += increment
+    control = f"{base:g}+{increment:g}" if clock is not None else "movetime"
     pgn = game_pgn(board, dict(Event="azdb_jax UCI match", White="azdb_jax" if engine_white else "opponent",
                                Black="opponent" if engine_white else "azdb_jax", Result=ended[0], Opening=opening,
-                               Termination=ended[1], TimeControl=f"{base:g}+{increment:g}"))
+                               Termination=ended[1], TimeControl=control))
     return GameRecord(opening=opening, engine_white=engine_white, result=ended[0], termination=ended[1],
-                      faulty=faulty, plies=board.ply(), engine_seconds=used, engine_min_clock=lowest, pgn=pgn)
+                      faulty=faulty, plies=board.ply(), engine_seconds=used, engine_min_clock=lowest, pgn=pgn,
+                      engine_moves=timings)
 
 
-def play_match(engine_command: Sequence[str], opponent_command: Sequence[str], *, games: int, base: float,
-               increment: float, engine_options: Optional[Dict[str, object]] = None,
+def _start(command: Sequence[str], options: Optional[Dict[str, object]]) -> chess.engine.SimpleEngine:
+    process = chess.engine.SimpleEngine.popen_uci(list(command), timeout=None)
+    if options:
+        process.configure(options)
+    process.ping()  # isready: the engine loads and compiles before any clock starts
+    return process
+
+
+def _close(process: Optional[chess.engine.SimpleEngine]) -> None:
+    if process is None:
+        return
+    try:
+        process.quit()
+    except Exception:  # pylint: disable=broad-except  (already dead)
+        process.close()
+
+
+def play_match(engine_command: Sequence[str], opponent_command: Sequence[str], *, games: int,
+               clock: Optional[Tuple[float, float]], engine_options: Optional[Dict[str, object]] = None,
                opponent_options: Optional[Dict[str, object]] = None,
-               opponent_limit: Optional[Dict[str, int]] = None, openings: Optional[Dict[str, Sequence[str]]] = None,
-               max_plies: int = 300, progress=None, variant: str = "chess") -> List[GameRecord]:
+               engine_limit: Optional[Dict[str, float]] = None, opponent_limit: Optional[Dict[str, float]] = None,
+               openings: Optional[Dict[str, Sequence[str]]] = None, max_plies: int = 300, progress=None,
+               variant: str = "chess", fresh_engine: bool = False, adjudicate: str = "draw") -> List[GameRecord]:
     """``games`` games of ``variant`` (each opening with both colours, cycling through
-    ``openings``, by default ``openings_for(variant)``)."""
+    ``openings``, by default ``openings_for(variant)``) under ``clock = (base,
+    increment)`` or, with ``clock=None``, at each side's limit (``engine_limit``,
+    ``opponent_limit``: python-chess ``Limit`` fields such as ``time``)."""
     openings = dict(openings or openings_for(variant))
     names = list(openings)
     records: List[GameRecord] = []
-    engine = chess.engine.SimpleEngine.popen_uci(list(engine_command), timeout=None)
-    opponent = chess.engine.SimpleEngine.popen_uci(list(opponent_command))
+    engine = opponent = None
     try:
-        if engine_options:
-            engine.configure(engine_options)
-        if opponent_options:
-            opponent.configure(opponent_options)
-        engine.ping()  # isready: the engine loads and compiles before the first clock starts
+        opponent = _start(opponent_command, opponent_options)
         for g in range(games):
+            ready = None
+            if engine is None or fresh_engine:
+                _close(engine)
+                start = time.monotonic()
+                engine = _start(engine_command, engine_options)
+                ready = time.monotonic() - start
             name = names[(g // 2) % len(names)]
             record = play_game(engine, opponent, opening=name, moves=openings[name], engine_white=g % 2 == 0,
-                               base=base, increment=increment, opponent_limit=dict(opponent_limit or {}),
-                               max_plies=max_plies, game_id=g, variant=variant)
+                               clock=clock, engine_limit=engine_limit, opponent_limit=dict(opponent_limit or {}),
+                               max_plies=max_plies, game_id=g, variant=variant, adjudicate=adjudicate)
+            record.engine_ready_seconds = ready
             records.append(record)
             if progress:
                 progress(g, record)
             if record.termination == "crash" and record.faulty == "engine":
                 break  # a dead engine plays no more games
     finally:
-        for process in (engine, opponent):
-            try:
-                process.quit()
-            except Exception:  # pylint: disable=broad-except  (already dead)
-                process.close()
+        _close(engine)
+        _close(opponent)
     return records
 
 
 def tally(records: Sequence[GameRecord]) -> Dict[str, object]:
-    """W/D/L from the engine's side, faults per kind and side, clock use."""
+    """W/D/L from the engine's side, faults per kind and side, clock use.
+
+    ``budget_share``: the engine's time per move ÷ its allotment, averaged over its moves
+    (``budget_share_max`` the largest); ``first_move_share``: the same for each game's
+    first engine move (the largest over games, and the mean).
+    """
     wins = sum(r.engine_score == 1.0 for r in records)
     draws = sum(r.engine_score == 0.5 for r in records)
     losses = len(records) - wins - draws
@@ -211,11 +279,64 @@ def tally(records: Sequence[GameRecord]) -> Dict[str, object]:
     terminations: Dict[str, int] = {}
     for r in records:
         terminations[r.termination] = terminations.get(r.termination, 0) + 1
+    shares = [spent / allotted for r in records for spent, allotted in r.engine_moves if allotted > 0]
+    first = [r.engine_moves[0][0] / r.engine_moves[0][1] for r in records if r.engine_moves and r.engine_moves[0][1] > 0]
+    ready = [r.engine_ready_seconds for r in records if r.engine_ready_seconds is not None]
+    nan = float("nan")
     return dict(games=len(records), wins=wins, draws=draws, losses=losses,
-                score=(wins + draws / 2) / len(records) if records else float("nan"), **faults,
+                score=(wins + draws / 2) / len(records) if records else nan, **faults,
                 terminations=terminations,
-                engine_min_clock=min((r.engine_min_clock for r in records), default=float("nan")),
-                mean_plies=sum(r.plies for r in records) / max(len(records), 1))
+                engine_min_clock=min((r.engine_min_clock for r in records), default=nan),
+                mean_plies=sum(r.plies for r in records) / max(len(records), 1),
+                engine_moves=len(shares), budget_share=sum(shares) / len(shares) if shares else nan,
+                budget_share_max=max(shares, default=nan), first_move_share_max=max(first, default=nan),
+                first_move_share=sum(first) / len(first) if first else nan,
+                first_move_seconds_max=max((r.engine_moves[0][0] for r in records if r.engine_moves), default=nan),
+                engine_ready_seconds_max=max(ready, default=nan))
 
 
-__all__ = ["OPENINGS", "GARDNER_OPENINGS", "openings_for", "game_pgn", "GameRecord", "play_game", "play_match", "tally"]
+def stop_latency(engine_command: Sequence[str], *, trials: int, search_seconds: float = 1.0,
+                 options: Optional[Dict[str, str]] = None, variant: str = "chess") -> List[float]:
+    """Seconds from ``stop`` to ``bestmove`` after ``go infinite``, ``trials`` times, timed
+    on the engine's own pipes (no client in between)."""
+    process = subprocess.Popen(list(engine_command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def send(line):
+        process.stdin.write(line + "\n")
+        process.stdin.flush()
+
+    def wait_for(prefix):
+        for line in process.stdout:
+            if line.startswith(prefix):
+                return time.monotonic()
+        raise RuntimeError(f"the engine ended before {prefix!r}")
+
+    try:
+        send("uci")
+        wait_for("uciok")
+        for name, value in dict(options or {}, UCI_Variant=variant).items():
+            send(f"setoption name {name} value {value}")
+        send("isready")
+        wait_for("readyok")
+        latencies = []
+        board = protocol.new_board(variant)
+        for _ in range(trials):
+            send(f"position fen {board.fen()}")
+            send("go infinite")
+            time.sleep(search_seconds)
+            sent = time.monotonic()
+            send("stop")
+            latencies.append(wait_for("bestmove") - sent)
+            board.push(sorted(board.legal_moves, key=lambda move: move.uci())[0])
+        send("quit")
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return latencies
+
+
+__all__ = ["OPENINGS", "GARDNER_OPENINGS", "openings_for", "game_pgn", "GameRecord", "allotted_seconds", "play_game",
+           "material_result",
+           "play_match", "tally", "stop_latency"]

@@ -2,16 +2,17 @@
 
   azdb-uci --checkpoint=runs/demo_chess
   azdb-uci --checkpoint=runs/gardner_cpu      # Gardner chess: UCI_Variant gardner
-  azdb-uci --checkpoint=runs/demo_chess@40 --rule=gap --simulations=64 --threads=1
+  azdb-uci --checkpoint=runs/demo_chess@40 --rule=gap --hash=512 --threads=1
 
 Every flag sets the default of the UCI option of the same meaning (a GUI can change it
 with ``setoption``). The process speaks UCI on stdin/stdout; anything a library prints
 goes to stderr, as do warnings (``--verbosity=0`` adds INFO logs). ``--log=FILE``
 records the conversation. Compiled searches are kept in a persistent JAX cache
-(``--jit_cache``, default ``~/.cache/azdb_jax/jit``), so the next start is quick.
+(``--jit_cache``, default ``~/.cache/azdb_jax/jit``), so the next start is quicker.
 
-JAX is imported only when the engine loads its checkpoint (at the first ``isready`` or
-``go``), so ``uci`` is answered at once.
+With ``--checkpoint`` the engine starts loading at once, on its search thread (JAX, the
+checkpoint, compiling and warming up the search); ``uci`` is answered meanwhile, and
+``readyok`` once the load is done.
 """
 
 import json
@@ -19,6 +20,7 @@ import os
 import pathlib
 import sys
 import threading
+import time
 from typing import Any, Dict, List, Optional
 
 from absl import app, flags
@@ -53,21 +55,27 @@ def checkpoint_variant(spec: str) -> Optional[str]:
 
 
 def load_searcher(options: Dict[str, Any]):
-    """The team searcher of the engine's options (imports JAX and the game layer)."""
+    """The team searcher of the engine's options (imports JAX and the game layer); its
+    ``load_times`` say how long the import and the checkpoint took."""
+    start = time.perf_counter()
     import jax  # pylint: disable=g-import-not-at-top
 
     cache = flags.FLAGS.jit_cache if "jit_cache" in flags.FLAGS else default_jit_cache()
     if cache and not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
         jax.config.update("jax_compilation_cache_dir", cache)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci.searcher import TeamSearcher  # pylint: disable=g-import-not-at-top
 
+    imported = time.perf_counter()
     path, step = parse_checkpoint(options["Checkpoint"])
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"Checkpoint {options['Checkpoint']!r}: {path} is not a run directory (no config.json)")
     team = loading.load_team(path, step=step)
-    return TeamSearcher(team, move=options["Move"], seed=options["Seed"])
+    searcher = TeamSearcher(team, move=options["Move"], seed=options["Seed"], hash_mb=options["Hash"],
+                            reuse=options["Reuse"])
+    searcher.load_times = {"import": imported - start, "checkpoint": time.perf_counter() - imported}
+    return searcher
 
 
 class _Output:
@@ -104,13 +112,15 @@ def main(argv: List[str]) -> None:
     if values.checkpoint:
         parse_checkpoint(values.checkpoint)
     defaults = {"Checkpoint": values.checkpoint or "", "Rule": values.rule, "Player": values.player,
-                "Lookup": values.lookup or "", "Move": values.move, "Simulations": values.simulations,
-                "MinSimulations": values.min_simulations, "Move Overhead": values.move_overhead}
+                "Lookup": values.lookup or "", "Move": values.move, "Hash": values.hash, "Reuse": values.reuse,
+                "Move Overhead": values.move_overhead}
     if values.threads:
         defaults["Threads"] = values.threads
     output = _Output(values.log)
     engine = engine_lib.Engine(output.write, load_searcher, defaults=defaults, variant_of=checkpoint_variant,
                                log=lambda text: print(f"azdb-uci: {text}", file=sys.stderr, flush=True))
+    if values.checkpoint:
+        engine.preload()
     engine.serve(output.read(sys.stdin))
     sys.stderr.flush()
     os._exit(0)  # pylint: disable=protected-access  (do not wait for JAX's threads)
@@ -125,8 +135,8 @@ def define_flags() -> None:
     flags.DEFINE_integer("player", 0, "The player of --rule=player.", lower_bound=0)
     flags.DEFINE_string("lookup", None, "Opening lookup file of --rule=lookup (azdb_jax/uci/lookup.py).")
     flags.DEFINE_enum("move", "visits", MOVE_CHOICES, "The chosen player's most-visited or LCB move.")
-    flags.DEFINE_integer("simulations", 0, "Simulations per player (0: the run's eval_simulations).", lower_bound=0)
-    flags.DEFINE_integer("min_simulations", 0, "Fastest search, for a low clock (0: eighths of --simulations down to <= 16).", lower_bound=0)
+    flags.DEFINE_integer("hash", 256, "MB for the search trees.", lower_bound=16, upper_bound=65536)
+    flags.DEFINE_bool("reuse", True, "Keep the subtree of the last search for the next move (PUCT teams).")
     flags.DEFINE_integer("threads", 0, "CPU cores to use (0: all available).", lower_bound=0)
     flags.DEFINE_integer("move_overhead", 100, "Milliseconds kept back per move.", lower_bound=0)
     flags.DEFINE_string("jit_cache", default_jit_cache(), "Persistent compilation cache ('' to turn off).")

@@ -256,13 +256,16 @@ def value_to_cp(value: float) -> int:
     return int(round(400.0 * math.log10((1.0 + v) / (1.0 - v))))
 
 
-def format_info(*, depth: int, nodes: int, seconds: float, value: float, pv: Sequence[str],
-                text: str = "") -> str:
-    """An ``info`` line: depth, nodes, nps, time (ms), score cp, pv and a trailing string."""
+def format_info(*, depth: int, nodes: int, seconds: float, value: float, pv: Sequence[str], text: str = "",
+                seldepth: Optional[int] = None, nps: Optional[float] = None, hashfull: Optional[int] = None) -> str:
+    """An ``info`` line: depth, seldepth, nodes, nps (``nodes / seconds`` unless given),
+    hashfull (per mille), time (ms), score cp, pv and a trailing string."""
     ms = max(int(round(seconds * 1000)), 0)
-    nps = int(nodes / seconds) if seconds > 0 else 0
-    line = (f"info depth {depth} nodes {nodes} nps {nps} time {ms} score cp {value_to_cp(value)}"
-            + (f" pv {' '.join(pv)}" if pv else ""))
+    if nps is None:
+        nps = nodes / seconds if seconds > 0 else 0
+    line = (f"info depth {depth}" + (f" seldepth {seldepth}" if seldepth is not None else "")
+            + f" nodes {nodes} nps {int(nps)}" + (f" hashfull {min(max(hashfull, 0), 1000)}" if hashfull is not None else "")
+            + f" time {ms} score cp {value_to_cp(value)}" + (f" pv {' '.join(pv)}" if pv else ""))
     return line + (f" string {text}" if text else "")
 
 

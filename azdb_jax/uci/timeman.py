@@ -1,31 +1,34 @@
-"""Time management: how long a move may take, and which compiled search fits in it.
+"""Time management: how long a move may take, and how to spend it in chunks.
 
-A team search is one compiled program per simulation budget (mctx's number of
-simulations is static), so the engine does not stop a search half-way: it keeps a few
-compiled *levels* (simulations per player), knows how long each takes from measured
-searches, and picks the largest level whose expected time fits the move's budget.
+The search grows its trees in chunks of simulations (``azdb_jax.anytime``) and can stop
+after any chunk, so a move uses its time as it goes: the engine runs chunks of about
+``CHUNK_SECONDS`` at the measured speed until the next one would end past the move's
+deadline, a ``stop`` arrives or a node limit is reached.
 
 The budget for a move with ``t`` ms left, increment ``inc`` and ``m`` moves to the next
 time control (``movestogo``; 30 when not given, sudden death):
 
     budget = t / m + 0.75 · inc,   capped at  (t − reserve) / 2,   reserve = min(1 s, t / 10),
 
-less the ``Move Overhead`` (GUI and process latency). The cap keeps half of what is left
+less the move overhead (GUI and process latency: the ``Move Overhead`` option, or the
+latency the engine has measured, ``Lag``, when that is larger). The cap keeps half of what is left
 after the reserve for the rest of the game, so a move never takes the clock below the
 reserve; with an increment the clock then settles where each move costs about the
-increment. ``movetime`` is a budget of its own (less the overhead).
+increment. ``movetime`` is a budget of its own (less the overhead). The deadline counts
+from the moment the ``go`` command arrived.
 """
 
 import dataclasses
-from typing import Dict, Iterable, Optional
+import math
+from typing import Optional
 
 import chess
 
 from azdb_jax.uci.protocol import Go
 
 DEFAULT_MOVES_TO_GO = 30
-SAFETY = 1.25  # expected time × SAFETY must fit the budget (measurements vary)
-FLOOR = 16  # the smallest compiled level has at most this many simulations (unless MinSimulations says)
+CHUNK_SECONDS = 0.05  # a chunk of simulations takes about this long: the latency of stop and of the deadline
+SAFETY = 1.5  # a chunk is planned to end this many of its expected durations before the deadline
 
 
 def move_budget(go: Go, turn: chess.Color, *, overhead_ms: int) -> Optional[float]:
@@ -44,74 +47,90 @@ def move_budget(go: Go, turn: chess.Color, *, overhead_ms: int) -> Optional[floa
 
 
 @dataclasses.dataclass
-class LevelTimes:
-    """Expected seconds per search of each compiled level (simulations per player).
+class Speed:
+    """Simulations per second per player tree, from the chunks the engine ran.
 
-    Each level keeps its best (fastest) measured time; what the machine costs *now* is one
-    load factor shared by all levels: the largest ratio ``measured / best`` over the last
-    ``history`` searches of any level (a slow search is the one that matters on the clock).
-    ``expected(level) = best(level) × load``. A level is only re-measured when it is
-    played, so a per-level memory would keep a level that was slow once (a load spike)
-    out of play for the rest of the session; through the shared factor, the searches the
-    engine does play tell it when the spike has passed.
+    An exponential average of the chunks' rates weighted by their durations (a short
+    chunk says little), with weight ``memory`` seconds: it follows a change of load
+    within about a second of searching. ``rate`` is the warm-up's measurement until a
+    chunk is recorded.
     """
 
-    history: int = 5
-    best: Dict[int, float] = dataclasses.field(default_factory=dict)
-    ratios: list = dataclasses.field(default_factory=list)
+    rate: float = 100.0
+    memory: float = 1.0
 
     def record(self, simulations: int, seconds: float) -> None:
-        seconds = max(float(seconds), 1e-6)
-        self.best[simulations] = min(self.best.get(simulations, seconds), seconds)
-        self.ratios.append(seconds / self.best[simulations])
-        del self.ratios[:-self.history]
-
-    def load(self) -> float:
-        return max(self.ratios, default=1.0)
-
-    def expected(self, simulations: int) -> Optional[float]:
-        best = self.best.get(simulations)
-        return None if best is None else best * self.load()
-
-    @property
-    def levels(self) -> list:
-        return sorted(self.best)
+        if simulations <= 0 or seconds <= 0:
+            return
+        weight = min(1.0, seconds / self.memory)
+        self.rate = (1.0 - weight) * self.rate + weight * simulations / seconds
 
 
-def choose_level(times: LevelTimes, budget: Optional[float], *, cap: Optional[int] = None,
-                 preferred: Optional[int] = None) -> int:
-    """The simulations to search with.
+@dataclasses.dataclass
+class Lag:
+    """What a move costs on the clock beyond the time the engine gave it, measured from
+    the clocks the GUI sends: the GUI's and the operating system's latency, and stalls of
+    the engine's own process on a machine that other jobs load.
 
-    No budget: ``preferred`` (the engine's main level) or the largest measured level.
-    With a budget: the largest measured level (at most ``cap``, e.g. from ``go nodes``)
-    whose expected time × ``SAFETY`` fits; the smallest level when none fits.
+    After a move given ``b`` seconds with ``t`` ms left and increment ``inc``, the GUI's
+    next clock for the same side is ``t' = t − spent + inc``, so the move cost
+    ``spent = t + inc − t'`` and overstepped its budget by ``spent − b``. The estimate is
+    the largest overstep of the last ``window`` moves: a slow spell keeps the engine
+    careful for that many moves.
     """
-    levels = [s for s in times.levels if cap is None or s <= cap] or times.levels[:1]
-    if not levels:
-        raise ValueError("no compiled search level to choose from")
-    if budget is None:
-        return preferred if preferred in levels else levels[-1]
-    fitting = [s for s in levels if times.expected(s) * SAFETY <= budget]
-    return fitting[-1] if fitting else levels[0]
+
+    window: int = 8
+    lags: list = dataclasses.field(default_factory=list)
+    _last: Optional[tuple] = None  # (turn, ms left, increment ms, budget s) of the last timed move
+
+    def searched(self, go: Go, turn: chess.Color, budget: Optional[float]) -> None:
+        """Records a move given ``budget`` seconds under the clock of ``go``."""
+        left, inc = go.clock(turn)
+        self._last = None if left is None or budget is None else (turn, left, inc, budget)
+
+    def observe(self, go: Go, turn: chess.Color) -> None:
+        """Reads the clock of the next ``go`` for the same side, learning the last move's lag."""
+        left, _ = go.clock(turn)
+        if self._last is not None and left is not None and self._last[0] == turn:
+            _, before, inc, budget = self._last
+            spent = (before + inc - left) / 1000.0
+            if 0.0 <= spent <= before / 1000.0:  # else not the same game, or a clock of another kind
+                self.lags = (self.lags + [max(spent - budget, 0.0)])[-self.window:]
+        self._last = None
+
+    def new_game(self) -> None:
+        self._last = None
+
+    def overhead_ms(self, option_ms: int) -> int:
+        """The overhead to keep back: the option, or the measured lag when larger."""
+        return max(int(option_ms), int(round(1000 * max(self.lags, default=0.0))))
 
 
-def ladder(main: int, minimum: Optional[int] = None) -> Iterable[int]:
-    """The levels compiled before the engine reports ready: the main one, a fast one for a
-    low clock, and below it levels an eighth as large down to at most ``FLOOR``
-    simulations, so some level fits any normal increment however large the main one is
-    (with only main and main / 8, a 4,096-simulation engine spends ~1.8 s a move at its
-    fast level and loses a long 60 + 1 game on time). ``minimum`` (the MinSimulations
-    option) sets the fast level and is then the floor: nothing smaller is compiled."""
-    if minimum:
-        return sorted({main, min(minimum, main)})
-    levels = {main}
-    level = main
-    while level > FLOOR:
-        level = max(1, level // 8)
-        levels.add(level)
-    if len(levels) == 1:
-        levels.add(max(1, main // 8))
-    return sorted(levels)
+def chunk_size(rate: float, remaining: Optional[float], *, nodes_left: Optional[int] = None) -> int:
+    """Simulations of the next chunk: ``CHUNK_SECONDS`` of search at ``rate``, cut so that
+    it ends ``SAFETY`` chunk-times before the deadline (``remaining`` seconds away; None:
+    no deadline) and within ``nodes_left``; 0 when no simulation fits."""
+    seconds = CHUNK_SECONDS
+    if remaining is not None:
+        seconds = min(seconds, remaining / SAFETY)
+    size = int(math.floor(rate * seconds))
+    if remaining is None or remaining >= SAFETY / max(rate, 1e-9):
+        size = max(size, 1)  # at least one simulation when one fits
+    if nodes_left is not None:
+        size = min(size, max(nodes_left, 0))
+    return max(size, 0)
 
 
-__all__ = ["move_budget", "LevelTimes", "choose_level", "ladder", "DEFAULT_MOVES_TO_GO", "SAFETY", "FLOOR"]
+def planned_simulations(rate: float, budget: Optional[float], *, nodes: Optional[int], capacity: int) -> int:
+    """The simulations per player a search expects to run (Gumbel's sequential halving
+    plans its schedule on it): the node limit, else the budget at ``rate``, else the
+    trees' capacity (an infinite search); at least 1."""
+    if nodes is not None:
+        return max(1, min(nodes, capacity))
+    if budget is not None:
+        return max(1, min(int(rate * budget), capacity))
+    return capacity
+
+
+__all__ = ["move_budget", "Speed", "Lag", "chunk_size", "planned_simulations", "DEFAULT_MOVES_TO_GO", "CHUNK_SECONDS",
+           "SAFETY"]
