@@ -37,11 +37,14 @@ def tradeoff(report: Dict[str, Any]) -> Tuple[Any, Dict[str, Any]]:
         entry = summary["arms"][arm]
         diverse = _diverse_players(entry)
         elo = float(np.mean([p["elo"] for p in diverse]))
-        elo_se = float(np.mean([p["elo_stderr"] for p in diverse]))
-        gap, gap_se = entry["distinct_vs_control"]["mean"], entry["distinct_vs_control"]["stderr"]
+        elo_se = float(np.mean([np.nan if p["elo_stderr"] is None else p["elo_stderr"] for p in diverse]))
+        gap = entry["distinct_vs_control"]["mean"]
+        gap_se = entry["distinct_vs_control"]["stderr"]
+        gap_se = float("nan") if gap_se is None else gap_se  # one seed: no SE over seeds
         player0 = entry["players"][0]["elo"]
         colour = f"C{k}"
-        left.errorbar(elo, gap, xerr=elo_se, yerr=0.0 if not np.isfinite(gap_se) else gap_se, fmt="o", color=colour,
+        left.errorbar(elo, gap, xerr=elo_se if np.isfinite(elo_se) else 0.0, yerr=gap_se if np.isfinite(gap_se) else 0.0,
+                      fmt="o", color=colour,
                       capsize=3, label=arm)
         left.plot(player0, gap, marker="o", mfc="none", color=colour, linestyle="none")
         training = entry["training"]

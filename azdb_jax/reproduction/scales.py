@@ -191,10 +191,12 @@ SCALES["cpu_sweep"] = sweep_scale(
     settings=(("azdb_ref", 0.9, 1.5), ("azdb_lam070", 0.7, presets.GARDNER_L0),
               ("azdb_lam090", 0.9, presets.GARDNER_L0), ("azdb_lam097", 0.97, presets.GARDNER_L0)),
     description="Gardner chess: λ and ℓ0 of the diversity term, 2 seeds, the cpu scale's budget per run")
-# The same machinery in minutes (tests): one setting equal to the ci azdb arm, one other.
+# The same machinery in minutes (tests): one setting equal to the ci azdb arm (the scale's λ,
+# the preset's ℓ0), one other.
 SCALES["ci_sweep"] = sweep_scale(
     SCALES["ci"], "ci_sweep", seeds=(0,), match_games=4,
-    settings=(("azdb_lam090", 0.9, presets.GARDNER_L0), ("azdb_lam050", 0.5, 0.3)),
+    settings=(("azdb_lam090", SCALES["ci"].lam, presets.get_preset(SCALES["ci"].preset).diversity.l0),
+              ("azdb_lam050", 0.5, 0.3)),
     description="Gardner chess, tiny networks: the sweep group end to end in minutes")
 
 

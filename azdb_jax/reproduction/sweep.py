@@ -18,7 +18,8 @@ and of the control this group measures, against the same seed's runs:
   the diverse players' search value that is intrinsic and the intrinsic return per game.
 
 Per variant the report also pools the seeds: W/D/L summed per player, Elo of the pooled
-score ± SE over games, and the means over seeds of the other numbers ± SE over seeds.
+score ± SE over games, and the means over seeds of the other numbers ± SE over seeds (over
+positions, paired, when there is one seed).
 Rows: one per game (its moves as action ids).
 """
 
@@ -119,10 +120,13 @@ def pooled(per_seed: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
         return {"mean": float(np.mean(values)), "stderr": stderr(values), "values": [float(v) for v in values]}
 
     training = {name: over_seeds([r["training"][name] for r in per_seed]) for name in per_seed[0]["training"]}
-    return {"seeds": [r["seed"] for r in per_seed], "players": players,
-            "distinct": over_seeds([r["distinct_mean"] for r in per_seed]),
-            "distinct_vs_control": over_seeds([r["distinct_vs_control"] for r in per_seed]),
-            "training": training}
+    distinct = over_seeds([r["distinct_mean"] for r in per_seed])
+    gap = over_seeds([r["distinct_vs_control"] for r in per_seed])
+    if len(per_seed) == 1:  # one seed: the SEs over its positions (the gap paired over positions)
+        distinct["stderr"], gap["stderr"] = per_seed[0]["distinct_stderr"], per_seed[0]["distinct_vs_control_stderr"]
+    distinct["stderr_over"] = gap["stderr_over"] = "seeds" if len(per_seed) > 1 else "positions"
+    return {"seeds": [r["seed"] for r in per_seed], "players": players, "distinct": distinct,
+            "distinct_vs_control": gap, "training": training}
 
 
 def evaluate(results: Results) -> dict:
@@ -174,6 +178,11 @@ def evaluate(results: Results) -> dict:
     return results.read_report("sweep")
 
 
+def _num(value, spec: str) -> str:
+    """``value`` formatted, or "—" where the report has none (NaN is written as null)."""
+    return "—" if value is None or not np.isfinite(value) else format(value, spec)
+
+
 def table(report: Dict[str, Any]) -> str:
     """The report as a markdown table: one row per arm (seeds pooled), then one per run."""
     summary = report["summary"]
@@ -183,14 +192,16 @@ def table(report: Dict[str, Any]) -> str:
         training = entry["training"]
         for p in entry["players"]:
             first = p["player"] == 0
-            distinct = (f"{entry['distinct']['mean']:.2f} ({entry['distinct_vs_control']['mean']:+.2f} "
-                        f"± {entry['distinct_vs_control']['stderr']:.2f})") if first else ""
-            extra = (f"{training['plies_per_game']['mean']:.0f} | {training['intrinsic_share']['mean']:.3f} | "
-                     f"{training['reward_d_per_move']['mean']:.3f} | {training['d_mean']['mean']:.3f}") if first \
-                else " | | "
+            gap = entry["distinct_vs_control"]
+            distinct = (f"{_num(entry['distinct']['mean'], '.2f')} ({_num(gap['mean'], '+.2f')} "
+                        f"± {_num(gap['stderr'], '.2f')})") if first else ""
+            extra = " | ".join(_num(training[k]["mean"], f) for k, f in (
+                ("plies_per_game", ".0f"), ("intrinsic_share", ".3f"), ("reward_d_per_move", ".3f"),
+                ("d_mean", ".3f"))) if first else " |  |  | "
             lines.append(f"| {arm if first else ''} | {','.join(map(str, entry['seeds'])) if first else ''} | "
-                         f"{p['player']} | {p['lam']:g} | {p['wins']}/{p['draws']}/{p['losses']} | {p['score']:.3f} | "
-                         f"{p['elo']:+.0f} ± {p['elo_stderr']:.0f} | {distinct} | {extra} |")
+                         f"{p['player']} | {p['lam']:g} | {p['wins']}/{p['draws']}/{p['losses']} | "
+                         f"{_num(p['score'], '.3f')} | {_num(p['elo'], '+.0f')} ± {_num(p['elo_stderr'], '.0f')} | "
+                         f"{distinct} | {extra} |")
     return "\n".join(lines)
 
 
