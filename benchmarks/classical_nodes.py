@@ -15,7 +15,7 @@ window, static evaluation at the horizon; compare it with ``-quiescence``). With
 alpha-beta the quiescence search is itself a full-width tree of capture sequences, so
 ``-alpha_beta`` mostly reaches the cap.
 A search that reaches ``--node_cap`` nodes is stopped and counted as the cap (reported
-as a lower bound). Per configuration: total and median nodes, the geometric mean of
+as a lower bound; each configuration records the cap it ran under). Per configuration: total and median nodes, the geometric mean of
 nodes / nodes of ``all`` over the positions, seconds, nodes per second, and how often
 the best move and the score equal ``all``'s.
 
@@ -132,7 +132,7 @@ def main(argv):
         start = time.time()
         rows = run_config(configs[name], boards, _DEPTH.value, _NODE_CAP.value)
         reference = report["configs"].get("all", {}).get("rows") if name != "all" else None
-        report["configs"][name] = dict(options=dataclasses.asdict(configs[name]), rows=rows,
+        report["configs"][name] = dict(options=dataclasses.asdict(configs[name]), rows=rows, node_cap=_NODE_CAP.value,
                                        summary=summary(rows, reference), wall_seconds=time.time() - start)
         print(name, json.dumps(report["configs"][name]["summary"]), flush=True)
         out.parent.mkdir(parents=True, exist_ok=True)
