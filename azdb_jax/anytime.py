@@ -254,18 +254,18 @@ def principal_variation(tree: Tree, action: Array, length: int) -> Array:
 
 
 def node_depths(tree: Tree, num_nodes: Array) -> Array:
-    """Edges from the root to each node of one tree [N] (0 past ``num_nodes``): every
-    node steps to its parent until all are at the root, as many sweeps as the tree is deep."""
+    """Edges from the root to each node of one tree [N] (0 past ``num_nodes``), by pointer
+    jumping: each node keeps a distance to an ancestor and jumps to that ancestor's
+    ancestor, so ``⌈log2 N⌉`` passes reach the root from any depth."""
     capacity = tree.parents.shape[0]
-    live = jnp.arange(capacity) < num_nodes
-
-    def sweep(carry):
-        at, depth = carry
-        up = live & (at > ROOT)
-        return jnp.where(up, tree.parents[jnp.maximum(at, 0)], at), depth + up
-
-    _, depth = jax.lax.while_loop(lambda c: jnp.any(live & (c[0] > ROOT)), sweep,
-                                  (jnp.arange(capacity), jnp.zeros((capacity,), jnp.int32)))
+    index = jnp.arange(capacity)
+    above = jnp.where((index < num_nodes) & (index != ROOT), tree.parents, -1)  # -1: at the root
+    depth = (above >= 0).astype(jnp.int32)
+    for _ in range(max(1, math.ceil(math.log2(capacity)))):
+        step = above >= 0
+        at = jnp.maximum(above, 0)
+        depth = depth + jnp.where(step, depth[at], 0)
+        above = jnp.where(step, above[at], -1)
     return depth
 
 

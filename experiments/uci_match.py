@@ -107,7 +107,8 @@ def main(argv: List[str]) -> None:
                  first_move_seconds=r.engine_moves[0][0] if r.engine_moves else None,
                  first_move_allotted=r.engine_moves[0][1] if r.engine_moves else None,
                  mean_share=(statistics.fmean(s / a for s, a in r.engine_moves if a > 0)
-                             if any(a > 0 for _, a in r.engine_moves) else None))
+                             if any(a > 0 for _, a in r.engine_moves) else None),
+                 opponent_mean_seconds=statistics.fmean(r.opponent_seconds) if r.opponent_seconds else None)
             for g, r in enumerate(records)]
     out = pathlib.Path(values.out)
     paths = reports.write_report(out / "match", summary, rows)
@@ -117,7 +118,8 @@ def main(argv: List[str]) -> None:
           f"{summary['games']} games (Elo {summary['elo']:+.0f} ± {summary['elo_stderr']:.0f}); engine faults: "
           f"{summary['engine_time']} time, {summary['engine_illegal']} illegal, {summary['engine_crash']} crash; "
           f"mean share of its allotment {summary['budget_share']:.2f} (largest {summary['budget_share_max']:.2f}, "
-          f"first moves up to {summary['first_move_share_max']:.2f})"
+          f"first moves up to {summary['first_move_share_max']:.2f}); seconds a move: engine "
+          f"{summary['engine_move_seconds']:.2f}, opponent {summary['opponent_move_seconds']:.2f}"
           + (f"; stop latency up to {summary['stop_latency_max'] * 1000:.0f} ms" if values.stop_latency_trials else ""))
     print("wrote " + ", ".join(str(p) for p in paths) + f", {out / 'games.pgn'}")
 

@@ -188,6 +188,7 @@ class Engine:
         self.needs_load = True
         self.speed = timeman.Speed()
         self.lag = timeman.Lag()
+        self.read_seconds = 0.0  # how long reading the trees took (the last search's), kept back from a deadline
         self.lookup = None
         self._report: Optional[str] = None  # the last load's timings, sent before the next readyok
         self.debug = False
@@ -337,7 +338,8 @@ class Engine:
             self.send(protocol.info_string("go: depth/mate limits do not apply to this search; using the clock"))
         job = SearchJob(go, self.position, received)
         self._active = job
-        self._jobs.put(("load", None))
+        if self.needs_load:
+            self._jobs.put(("load", None))
         self._jobs.put(("search", job))
 
     def _cmd_stop(self, args) -> None:
@@ -506,8 +508,8 @@ class Engine:
         while not job.stop.is_set() and not forced:
             now = time.monotonic()
             nodes_left = None if go.nodes is None else -(-(go.nodes - searcher.nodes()) // n)
-            size = timeman.chunk_size(self.speed.rate, None if deadline is None else deadline - now,
-                                      nodes_left=nodes_left)
+            remaining = None if deadline is None else deadline - now - self.read_seconds
+            size = timeman.chunk_size(self.speed.rate, remaining, nodes_left=nodes_left)
             if size == 0:
                 break
             ran = searcher.grow(size, budget=planned)
@@ -529,6 +531,7 @@ class Engine:
             job.stop.wait()
         searched_until = time.monotonic()
         result = searcher.result(**choice)
+        self.read_seconds = time.monotonic() - searched_until
         self._info(job, result, nodes_at_start, begun)
         if self.debug:
             self.send(protocol.info_string(

@@ -88,6 +88,7 @@ class GameRecord:
     engine_min_clock: float  # the lowest the engine's clock got (seconds, before increments); inf without a clock
     pgn: str
     engine_moves: List[Tuple[float, float]] = dataclasses.field(default_factory=list)  # (seconds taken, allotted)
+    opponent_seconds: List[float] = dataclasses.field(default_factory=list)  # the opponent's time for each move
     engine_ready_seconds: Optional[float] = None  # a fresh engine's start to readyok
 
     @property
@@ -155,7 +156,7 @@ def play_game(engine: chess.engine.SimpleEngine, opponent: chess.engine.SimpleEn
     base, increment = clock if clock is not None else (float("inf"), 0.0)
     clocks = {chess.WHITE: base, chess.BLACK: base}
     engine_colour = chess.WHITE if engine_white else chess.BLACK
-    used, lowest, timings = 0.0, base, []
+    used, lowest, timings, opponent_timings = 0.0, base, [], []
     ended, faulty = None, None
     while ended is None:
         ended = _ended(board)
@@ -191,6 +192,8 @@ def play_game(engine: chess.engine.SimpleEngine, opponent: chess.engine.SimpleEn
             used += spent
             lowest = min(lowest, clocks[mover])
             timings.append((spent, allotted))
+        else:
+            opponent_timings.append(spent)
         if clocks[mover] < 0:
             ended, faulty = (loser, "time"), side
             break
@@ -205,7 +208,7 @@ def play_game(engine: chess.engine.SimpleEngine, opponent: chess.engine.SimpleEn
                                Termination=ended[1], TimeControl=control))
     return GameRecord(opening=opening, engine_white=engine_white, result=ended[0], termination=ended[1],
                       faulty=faulty, plies=board.ply(), engine_seconds=used, engine_min_clock=lowest, pgn=pgn,
-                      engine_moves=timings)
+                      engine_moves=timings, opponent_seconds=opponent_timings)
 
 
 def _start(command: Sequence[str], options: Optional[Dict[str, object]]) -> chess.engine.SimpleEngine:
@@ -269,7 +272,8 @@ def tally(records: Sequence[GameRecord]) -> Dict[str, object]:
 
     ``budget_share``: the engine's time per move ÷ its allotment, averaged over its moves
     (``budget_share_max`` the largest); ``first_move_share``: the same for each game's
-    first engine move (the largest over games, and the mean).
+    first engine move (the largest over games, and the mean); ``engine_move_seconds`` and
+    ``opponent_move_seconds``: each side's mean time a move.
     """
     wins = sum(r.engine_score == 1.0 for r in records)
     draws = sum(r.engine_score == 0.5 for r in records)
@@ -282,6 +286,8 @@ def tally(records: Sequence[GameRecord]) -> Dict[str, object]:
     shares = [spent / allotted for r in records for spent, allotted in r.engine_moves if allotted > 0]
     first = [r.engine_moves[0][0] / r.engine_moves[0][1] for r in records if r.engine_moves and r.engine_moves[0][1] > 0]
     ready = [r.engine_ready_seconds for r in records if r.engine_ready_seconds is not None]
+    spent = [seconds for r in records for seconds, _ in r.engine_moves]
+    opponent = [seconds for r in records for seconds in r.opponent_seconds]
     nan = float("nan")
     return dict(games=len(records), wins=wins, draws=draws, losses=losses,
                 score=(wins + draws / 2) / len(records) if records else nan, **faults,
@@ -292,7 +298,9 @@ def tally(records: Sequence[GameRecord]) -> Dict[str, object]:
                 budget_share_max=max(shares, default=nan), first_move_share_max=max(first, default=nan),
                 first_move_share=sum(first) / len(first) if first else nan,
                 first_move_seconds_max=max((r.engine_moves[0][0] for r in records if r.engine_moves), default=nan),
-                engine_ready_seconds_max=max(ready, default=nan))
+                engine_ready_seconds_max=max(ready, default=nan),
+                engine_move_seconds=sum(spent) / len(spent) if spent else nan,
+                opponent_move_seconds=sum(opponent) / len(opponent) if opponent else nan)
 
 
 def stop_latency(engine_command: Sequence[str], *, trials: int, search_seconds: float = 1.0,

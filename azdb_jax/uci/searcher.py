@@ -259,16 +259,16 @@ class TeamSearcher:
                             player_values=values, full=bool(np.max(out.nodes) >= self.capacity))
 
     def _line(self, actions: Sequence[int], board: Any) -> List[str]:
-        """UCI moves of a line of action ids from ``board`` (stops at -1)."""
+        """UCI moves of a line of action ids from ``board`` (stops at -1: a line ends at a
+        leaf, and a finished game's node has no moves)."""
         line, walk = [], board.copy()
-        for action in actions:
+        for i, action in enumerate(actions):
             if action < 0:
                 break
             text = self._game.action_to_uci(int(action), walk)
             line.append(text)
-            walk.push(walk.parse_uci(text))
-            if walk.is_game_over():
-                break
+            if i + 1 < len(actions) and actions[i + 1] >= 0:
+                walk.push(walk.parse_uci(text))
         return line
 
 
