@@ -6,10 +6,11 @@ instead, from the side to move's point of view (+1 win, 0 draw, −1 loss):
 
   "none"      no adjudication (unfinished games are reported as such);
   "draw"      a capped game is a draw;
-  "material"  chess and Gardner chess: the side ahead by at least ``margin`` pawns of
-              material (P 1, N 3, B 3, R 5, Q 9) wins, otherwise a draw — the usual
-              engine-match adjudication, which a capped game between a strong and a weak
-              player settles the way playing on would almost always settle it.
+  "material"  games with material (chess and Gardner chess: ``Game.mover_board``): the
+              side ahead by at least ``margin`` pawns of material (P 1, N 3, B 3, R 5,
+              Q 9) wins, otherwise a draw — the usual engine-match adjudication, which a
+              capped game between a strong and a weak player settles the way playing on
+              would almost always settle it.
 
 Adjudicators are pure functions of a batched state; the arena applies them to the games
 left at the cap (``azdb_jax.arena.play_games``).
@@ -21,6 +22,8 @@ import jax
 import jax.numpy as jnp
 import pgx.core
 
+from azdb_jax import games
+
 Array = jax.Array
 Adjudicator = Callable[[pgx.core.State], Array]  # batched State [G] -> [G] float32 in {-1, 0, 1}
 
@@ -28,13 +31,17 @@ RULES = ("none", "draw", "material")
 PIECE_VALUES = (0.0, 1.0, 3.0, 3.0, 5.0, 9.0, 0.0)  # empty, P, N, B, R, Q, K (pgx piece codes)
 
 
+def material_games() -> tuple:
+    """The games with material (``Game.mover_board``)."""
+    return tuple(game_id for game_id in games.IDS if games.get(game_id).mover_board is not None)
+
+
 def mover_board(env: pgx.core.Env, state: pgx.core.State) -> Array:
     """[G, squares] pgx piece codes from the side to move's view (positive: its pieces)."""
-    if env.id == "chess":
-        return state._x.board  # pylint: disable=protected-access
-    if env.id == "gardner_chess":
-        return state._board  # pylint: disable=protected-access
-    raise ValueError(f"material is only defined for chess and gardner_chess, not '{env.id}'")
+    board = games.get(env).mover_board
+    if board is None:
+        raise ValueError(f"material is only defined for {' and '.join(material_games())}, not '{env.id}'")
+    return board(state)
 
 
 def material_balance(env: pgx.core.Env, state: pgx.core.State) -> Array:
@@ -63,4 +70,4 @@ def adjudicator(env: pgx.core.Env, rule: str, *, margin: float = 3.0) -> Optiona
     return by_material
 
 
-__all__ = ["RULES", "Adjudicator", "adjudicator", "material_balance", "mover_board"]
+__all__ = ["RULES", "Adjudicator", "adjudicator", "material_balance", "material_games", "mover_board"]

@@ -11,7 +11,7 @@ import json
 import typing
 from typing import Any, Dict, Mapping, Sequence, Tuple
 
-from azdb_jax import adjudication, envs
+from azdb_jax import adjudication, games, start_positions
 from azdb_jax.learner import LearnerConfig
 from azdb_jax.matchmaking import GRAPHS
 from azdb_jax.networks import NetworkConfig
@@ -22,7 +22,9 @@ from azdb_jax.selfplay import SelfPlayConfig
 
 @dataclasses.dataclass(frozen=True)
 class EnvConfig:
-    """Which game; ``nim_heaps`` only for Nim; ``max_pieces`` only for chess.
+    """Which game (``azdb_jax.games``) and its options; each option belongs to the games
+    whose record reads it (``Game.config_fields``): ``nim_heaps`` to Nim, ``max_pieces``
+    to chess. The others must keep their defaults.
 
     ``max_pieces`` (0: pgx's 16) is how many of the mover's pieces chess's move
     generator considers: composed start positions with more pieces a side (seven of the
@@ -34,20 +36,22 @@ class EnvConfig:
     max_pieces: int = 0
 
     def __post_init__(self):
-        if self.name not in envs.ENV_IDS:
-            raise ValueError(f"env.name must be one of {envs.ENV_IDS}, got {self.name!r}")
+        if self.name not in games.IDS:
+            raise ValueError(f"env.name must be one of {games.IDS}, got {self.name!r}")
         if not self.nim_heaps or any(not isinstance(h, int) or h < 1 for h in self.nim_heaps):
             raise ValueError(f"env.nim_heaps must be positive ints, got {self.nim_heaps!r}")
-        if self.max_pieces and (self.name != "chess" or not 16 <= self.max_pieces <= 64):
-            raise ValueError(f"env.max_pieces is for chess only, in [16, 64] (0: the default 16); got "
-                             f"{self.max_pieces!r} for {self.name!r}")
+        if not isinstance(self.max_pieces, int) or self.max_pieces < 0:
+            raise ValueError(f"env.max_pieces must be an int >= 0 (0: the default 16), got {self.max_pieces!r}")
+        game = games.get(self.name)
+        for field in dataclasses.fields(self):
+            if field.name != "name" and field.name not in game.config_fields and \
+                    getattr(self, field.name) != field.default:
+                raise ValueError(f"env.{field.name} is not an option of {self.name!r} (its options: "
+                                 f"{', '.join(game.config_fields) or 'none'}); got {getattr(self, field.name)!r}")
+        game.env_options(self)  # each game checks the values of its own options
 
     def make(self):
-        if self.name == "nim":
-            return envs.make(self.name, heaps=self.nim_heaps)
-        if self.max_pieces:
-            return envs.make(self.name, max_pieces=self.max_pieces)
-        return envs.make(self.name)
+        return games.make_from_config(self)
 
 
 SPLITS = ("none", "random", "group")
@@ -60,7 +64,7 @@ class StartPositionsConfig:
     Off while ``sources`` is empty: every game starts from the game's initial position.
     Otherwise a new game starts from the initial position with probability
     ``initial_prob`` (paper: 0.5), else from a start position drawn uniformly. The
-    agent never sees a solution, only positions. See ``azdb_jax.envs.start_positions``.
+    agent never sees a solution, only positions. See ``azdb_jax.start_positions``.
 
     Attributes:
       sources: where the positions come from: ``"paper"`` (the packaged Penrose and
@@ -260,17 +264,17 @@ class TrainConfig:
     payoff: PayoffConfig = PayoffConfig()
 
     def __post_init__(self):
-        if self.run.eval_adjudication == "material" and self.env.name not in ("chess", "gardner_chess"):
-            raise ValueError(f"run.eval_adjudication='material' needs chess or gardner_chess, not {self.env.name!r}")
+        if self.run.eval_adjudication == "material" and self.env.name not in adjudication.material_games():
+            raise ValueError(f"run.eval_adjudication='material' needs a game with material "
+                             f"({' or '.join(adjudication.material_games())}), not {self.env.name!r}")
         if self.run.batch_size > self.replay.capacity:
             raise ValueError(f"run.batch_size ({self.run.batch_size}) exceeds replay.capacity ({self.replay.capacity})")
         if self.start_positions.sources:
-            from azdb_jax.envs import start_positions  # pylint: disable=g-import-not-at-top
-
-            if self.env.name not in start_positions.FEN_GAMES:
-                raise ValueError(f"start_positions.sources: env {self.env.name!r} has no FEN-like start positions; "
-                                 f"games with them: {sorted(start_positions.FEN_GAMES)}")
-            if self.start_positions.halfmove_clocks and not start_positions.FEN_GAMES[self.env.name].has_clock:
+            try:
+                positions = start_positions.fen_game(self.env.name)
+            except ValueError as e:
+                raise ValueError(f"start_positions.sources: {e}") from None
+            if self.start_positions.halfmove_clocks and not positions.has_clock:
                 raise ValueError(f"start_positions.halfmove_clocks: {self.env.name} has no half-move clock")
 
 

@@ -2,10 +2,11 @@
 
 The training entry point (``experiments/train.py``) and the
 tests call ``train``; everything numerical lives in the pure modules (``azdb_jax.trainer``
-and friends); this module only composes them and owns the files of a run.
+and friends); this module only composes them and writes the files of a run. Reading a
+run back (its config, metrics and checkpoints) is ``azdb_jax.runs``; its names stay
+importable from here.
 """
 
-import dataclasses
 import functools
 import json
 import os
@@ -18,131 +19,15 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
-from azdb_jax import adjudication, arena, checkpoint, distributed, diversity, features, learner, matchmaking
-from azdb_jax import networks, opponents
+from azdb_jax import adjudication, arena, checkpoint, distributed, diversity, games, opponents, sharding, trainer
 from azdb_jax import config as config_lib
-from azdb_jax.evaluation import reports
-from azdb_jax import selfplay, sharding, trainer
-from azdb_jax.envs import start_positions
-
-# Metric fields that hold wall-clock seconds: the only ones a resumed run does not repeat.
-WALL_CLOCK_FIELDS = ("iteration_seconds", "eval_seconds")
-
-# Longest game per env, for evaluation games (pgx's own caps for the chess variants).
-MAX_PLIES = {"chess": 512, "gardner_chess": 256, "connect_four": 42, "tic_tac_toe": 9}
-
-
-def max_plies(env) -> int:
-    return sum(env.initial_heaps) if env.id == "nim" else MAX_PLIES[env.id]
-
-
-def build_components(config: config_lib.TrainConfig, workdir=None) -> trainer.Components:
-    """The static parts of a run (``trainer.Components``) from its config.
-
-    With start positions (``config.start_positions``), ``workdir`` is where the run keeps
-    them: a fresh run writes its train and held-out positions there, later calls read
-    them back (``envs.start_positions.prepare``).
-    """
-    env = config.env.make()
-    team = config.team
-    network = networks.make_network(config.network, num_actions=env.num_actions, num_players=team.num_players,
-                                    value_d_opponent=predicts_opponent_leaves(config))
-    graph_name = team.matchmaker
-
-    def graph_fn(payoff_mean):
-        return matchmaking.interaction_graphs(graph_name, payoff_mean)
-
-    return trainer.Components(
-        env=env,
-        network=network,
-        optimizer=learner.make_optimizer(config.learner),
-        feature_fn=features.feature_fn(env),
-        lambdas=diversity.lambdas(team.num_players, team.lam),
-        graph_fn=graph_fn,
-        selfplay_config=config.selfplay,
-        search_config=config.search,
-        replay_config=config.replay,
-        learner_config=config.learner,
-        store_fraction=config.run.store_fraction,
-        batch_size=config.run.batch_size,
-        learner_steps=config.run.learner_steps,
-        diversity_config=config.diversity,
-        init_fn=start_positions.make_init_fn(env, config.start_positions, workdir),
-        payoff_config=config.payoff,
-    )
+from azdb_jax.files import write_atomic
+from azdb_jax.runs import (  # noqa: F401  (the run-reading names, importable from here as before)
+    RESUMABLE_FIELDS, WALL_CLOCK_FIELDS, build_components, check_resumable, load_run, load_run_config,
+    predicts_opponent_leaves, read_metrics, write_run, _from_run_state, _restore, _to_run_state)
 
 
 # ------------------------------------------------------------------ files
-
-# Fields a resumed run may change: none of them changes what the run computes (how long
-# it runs, how often and how many checkpoints it keeps). Raising run.num_iterations
-# continues a finished run exactly as if it had been planned longer.
-RESUMABLE_FIELDS = ("run.num_iterations", "run.checkpoint_every", "run.keep_checkpoints")
-
-
-def check_resumable(saved: config_lib.TrainConfig, asked: config_lib.TrainConfig, *, source: str) -> None:
-    """Raises ``ValueError`` naming every field where ``asked`` differs from ``saved``,
-    other than ``RESUMABLE_FIELDS``."""
-    flat_saved, flat_asked = _flat(config_lib.to_dict(saved)), _flat(config_lib.to_dict(asked))
-    changed = [name for name in sorted(set(flat_saved) | set(flat_asked))
-               if flat_saved.get(name) != flat_asked.get(name) and name not in RESUMABLE_FIELDS]
-    if changed:
-        details = "; ".join(f"{name}: {flat_saved.get(name)!r} -> {flat_asked.get(name)!r}" for name in changed[:5])
-        raise ValueError(f"a resumed run can change only {', '.join(RESUMABLE_FIELDS)}; {source} differs in "
-                         f"{details} (start a new --workdir to change these)")
-
-
-def _flat(tree: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
-    out: Dict[str, Any] = {}
-    for key, value in tree.items():
-        name = f"{prefix}.{key}" if prefix else key
-        out.update(_flat(value, name) if isinstance(value, dict) else {name: value})
-    return out
-
-
-
-def predicts_opponent_leaves(config: config_lib.TrainConfig) -> bool:
-    """Whether the run's network has the opponent-to-move intrinsic head
-    (``diversity.opponent_leaves="predict"`` in a team with λ < 1)."""
-    return config.diversity.opponent_leaves == "predict" and config.team.lam < 1.0
-
-
-# Fields whose default changed: a saved config without them was written by code that
-# behaved as the old default.
-_FORMER_DEFAULTS = {("diversity", "opponent_leaves"): "drop"}
-
-
-def load_run_config(workdir: pathlib.Path) -> config_lib.TrainConfig:
-    path = pathlib.Path(workdir) / "config.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no config.json, so {workdir} holds no run to resume")
-    text = path.read_text()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not valid JSON ({e})") from None
-    if isinstance(data, dict):
-        for (section, field), value in _FORMER_DEFAULTS.items():
-            part = data.setdefault(section, {})
-            if isinstance(part, dict):
-                part.setdefault(field, value)
-    return config_lib.from_dict(config_lib.TrainConfig, data, where=str(path))
-
-
-def read_metrics(workdir, *, wall_clock: bool = True) -> List[Dict[str, Any]]:
-    """The records of ``<workdir>/metrics.jsonl`` in order; ``wall_clock=False`` drops the
-    ``WALL_CLOCK_FIELDS`` (so a resumed run's records equal an uninterrupted run's)."""
-    path = pathlib.Path(workdir) / "metrics.jsonl"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: is {workdir} a training run?")
-    records = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        try:
-            if line.strip():
-                records.append(json.loads(line))
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{number}: not a JSON record ({e.msg})") from None
-    return records if wall_clock else [{k: v for k, v in r.items() if k not in WALL_CLOCK_FIELDS} for r in records]
 
 
 class MetricsLog:
@@ -168,7 +53,7 @@ class MetricsLog:
             at_end = record["iteration"] == keep_up_to
             if record["iteration"] <= keep_up_to and not (drop_final_eval and at_end and record.get("kind") == "eval"):
                 kept.append(line)
-        reports.write_atomic(self.path, "".join(line + "\n" for line in kept))
+        write_atomic(self.path, "".join(line + "\n" for line in kept))
         try:
             from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
 
@@ -245,7 +130,7 @@ class Evaluator:
         self.config = config
         self.num_games = config.run.eval_games + config.run.eval_games % 2
         search_config = config_lib.dataclasses.replace(config.search, num_simulations=config.run.eval_simulations)
-        cap = config.run.eval_max_plies or max_plies(env)
+        cap = config.run.eval_max_plies or games.max_plies(env)
         adjudicate = adjudication.adjudicator(env, config.run.eval_adjudication)
         lambdas = jnp.asarray(components.lambdas)
         with_reward = components.diverse and config.diversity.in_search
@@ -317,116 +202,6 @@ def _with_shardings(abstract: Any, shardings: Any) -> Any:
     return jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, shardings)
 
 
-def _to_run_state(state: trainer.TrainerState, previous_params: Any, with_replay: bool,
-                  previous_psi: Any = None) -> checkpoint.RunState:
-    """A trainer state (plus the evaluator's previous network and its ψ) as a checkpoint."""
-    has_previous = previous_params is not None
-    extra = dict(games=state.games, pending=state.pending, payoff=state.payoff, iteration=state.iteration,
-                 expected_features=state.expected_features,
-                 previous_params=previous_params if has_previous else state.train_state.params,
-                 previous_psi=previous_psi if has_previous and previous_psi is not None else state.expected_features.psi,
-                 has_previous=jnp.asarray(has_previous))
-    return checkpoint.RunState(params=state.train_state.params, opt_state=state.train_state.opt_state,
-                               step=state.train_state.step, rng_key=state.rng_key,
-                               replay=state.replay if with_replay else None, extra=extra)
-
-
-def _from_run_state(run_state: checkpoint.RunState, abstract_for_replay: Optional[trainer.TrainerState],
-                    shardings: Any):
-    """Inverse of ``_to_run_state``: (trainer state, previous params or None, their ψ or None).
-
-    An unsaved replay buffer comes back empty."""
-    extra = run_state.extra
-    replay_state = run_state.replay
-    if replay_state is None:  # the run chose not to checkpoint its buffer: restart it empty
-        replay_state = jax.jit(lambda: jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), abstract_for_replay.replay),
-                               out_shardings=shardings.replay)()
-    state = trainer.TrainerState(
-        train_state=learner.TrainState(params=run_state.params, opt_state=run_state.opt_state, step=run_state.step),
-        replay=replay_state, games=extra["games"], pending=extra["pending"], payoff=extra["payoff"],
-        expected_features=extra["expected_features"], rng_key=run_state.rng_key, iteration=extra["iteration"])
-    has_previous = bool(extra["has_previous"])
-    previous = extra["previous_params"] if has_previous else None
-    return state, previous, extra["previous_psi"] if has_previous else None
-
-
-def write_run(workdir, config: config_lib.TrainConfig, state: trainer.TrainerState, *,
-              params: Any = None) -> pathlib.Path:
-    """Saves ``state`` (with its network replaced by ``params`` when given) as a new run in
-    ``workdir``: ``config.json`` and one checkpoint at the state's iteration, without the
-    replay buffer. For networks derived from a run (``azdb_jax.skill.attuned`` fine-tunes
-    one): ``load_run`` and ``evaluation.loading.load_team`` read it like any run.
-
-    Raises:
-      ValueError: ``workdir`` already holds a run.
-    """
-    workdir = pathlib.Path(workdir)
-    if (workdir / "config.json").exists() or (workdir / "checkpoints").exists():
-        raise ValueError(f"{workdir} already holds a run; choose a new directory")
-    workdir.mkdir(parents=True, exist_ok=True)
-    config = dataclasses.replace(config, run=dataclasses.replace(config.run, checkpoint_replay=False))
-    if params is not None:
-        state = state._replace(train_state=state.train_state._replace(params=params))
-    with checkpoint.RunCheckpointer(str(workdir / "checkpoints"),
-                                    checkpoint.CheckpointConfig(save_replay=False)) as manager:
-        manager.save(int(state.iteration), _to_run_state(state, None, False), config=config)
-    reports.write_atomic(workdir / "config.json", config_lib.to_json(config))
-    return workdir
-
-
-# Arrays of the run state added after runs were saved, and how a checkpoint without them
-# is completed: the evaluator's previous ψ (then the restored ψ) and the intrinsic part of
-# the search values of the pending window (then 0, what a window without diversity has).
-_PREVIOUS_PSI = "extra/previous_psi"
-_PENDING_INTRINSIC = "extra/pending/search_value_intrinsic"
-
-
-def _restore(manager: checkpoint.RunCheckpointer, step: Optional[int], target: checkpoint.RunState,
-             config: config_lib.TrainConfig) -> checkpoint.RunState:
-    """``manager.restore``, also for checkpoints written before an array was added to the run
-    state (``_PREVIOUS_PSI``, ``_PENDING_INTRINSIC``): those are filled as said there."""
-    try:
-        return manager.restore(step, target=target, config=config)
-    except checkpoint.CheckpointError as e:
-        absent = [name for name in (_PREVIOUS_PSI, _PENDING_INTRINSIC) if f"'{name}'" in str(e)]
-        if not absent:
-            raise
-    extra = dict(target.extra)
-    if _PREVIOUS_PSI in absent:
-        del extra["previous_psi"]
-    if _PENDING_INTRINSIC in absent:
-        extra["pending"] = {k: v for k, v in extra["pending"]._asdict().items() if k != "search_value_intrinsic"}
-    restored = manager.restore(step, target=target._replace(extra=extra), config=config)
-    extra = dict(restored.extra)
-    if _PREVIOUS_PSI in absent:
-        extra["previous_psi"] = extra["expected_features"].psi
-    if _PENDING_INTRINSIC in absent:
-        pending = extra["pending"]
-        extra["pending"] = selfplay.Transition(**pending, search_value_intrinsic=jnp.zeros_like(pending["search_value"]))
-    return restored._replace(extra=extra)
-
-
-def load_run(workdir, step: Optional[int] = None, *, with_replay: bool = False):
-    """(config, components, trainer state) of a saved run, at ``step`` (default: latest).
-
-    The replay buffer is read only with ``with_replay`` (evaluation needs the network, ψ
-    and payoffs, not the buffer); otherwise the state's buffer is empty. So a run saved
-    before the buffer gained fields (e.g. the opponent's latent for
-    ``diversity.opponent_leaves="predict"``) still loads for evaluation.
-    """
-    workdir = pathlib.Path(workdir)
-    config = load_run_config(workdir)
-    components = build_components(config, workdir)
-    abstract = jax.eval_shape(functools.partial(trainer.init_trainer, components), jax.random.PRNGKey(0))
-    read_replay = with_replay and config.run.checkpoint_replay
-    with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
-        target = _to_run_state(abstract, abstract.train_state.params, read_replay)
-        restored = _restore(manager, step, target, config)
-    state, _, _ = _from_run_state(restored, None if read_replay else abstract,
-                                  sharding.trainer_state_shardings(sharding.make_mesh(1, local=True), abstract))
-    return config, components, state
-
-
 # ------------------------------------------------------------------ the loop
 
 
@@ -443,7 +218,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
     elif manager.latest_step() is not None:
         raise ValueError(f"{workdir} already holds checkpoints; pass --resume or choose a new --workdir")
     elif distributed.is_main_process():
-        reports.write_atomic(workdir / "config.json", config_lib.to_json(config))
+        write_atomic(workdir / "config.json", config_lib.to_json(config))
 
     components = build_components(config, workdir)
     mesh = sharding.make_mesh(config.run.num_devices or None)
@@ -471,7 +246,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
         if evaluator is not None:
             evaluator.previous, evaluator.previous_psi = previous, previous_psi
         if distributed.is_main_process():
-            reports.write_atomic(workdir / "config.json", config_lib.to_json(config))
+            write_atomic(workdir / "config.json", config_lib.to_json(config))
     else:
         state = jax.jit(functools.partial(trainer.init_trainer, components), out_shardings=shardings)(seed_key)
     start = int(state.iteration)

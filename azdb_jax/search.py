@@ -31,8 +31,7 @@ import jax.numpy as jnp
 import mctx
 import pgx.core
 
-from azdb_jax import diversity, tree_search
-from azdb_jax.envs import search_state
+from azdb_jax import diversity, games, search_state, tree_search
 
 Array = jax.Array
 # (network params, observations [B, ...], players [B]) -> object with
@@ -88,16 +87,11 @@ class SearchConfig:
             raise ValueError(f"search.num_slots must be an int >= 0 (0: the game's bound), got {self.num_slots!r}")
 
 
-# K per game: slots per tree node, a bound on the number of legal moves. A position with
-# more legal moves keeps its K highest-prior moves (azdb_jax.tree_search). Measured over
-# 102,400 random-playout positions each (docs/performance.md): chess max 70, 0.015% above 64;
-# Gardner chess max 35.
-NUM_SLOTS = {"chess": 64, "gardner_chess": 48, "connect_four": 7, "tic_tac_toe": 9}
-
-
 def num_slots_for(env: pgx.core.Env) -> int:
-    """The game's default number of tree slots (``NUM_SLOTS``; every action for other games)."""
-    return min(NUM_SLOTS.get(env.id, env.num_actions), env.num_actions)
+    """The game's default number of tree slots K, a bound on its legal moves (``Game.num_slots``
+    in ``azdb_jax.games``; every action for a game without one). A position with more legal
+    moves keeps its K highest-prior moves (``azdb_jax.tree_search``)."""
+    return games.num_slots(env)
 
 
 class SearchContext(NamedTuple):
@@ -144,7 +138,7 @@ def make_recurrent_fn(
 ) -> Callable:
     """The search's recurrent function: steps the real game and mixes rewards/values with λ_i.
 
-    Tree nodes store states packed by ``envs.search_state.codec(env)``. With
+    Tree nodes store states packed by ``search_state.codec(env)``. With
     ``opponent_model="opponent"`` the network sees the opponent's latent where the
     opponent is to move (its prior and value); the root player's intrinsic terms still
     come from the root player's latent.
@@ -270,7 +264,7 @@ def run_search(
     """Searches a batch of positions, each by its own team player.
 
     Args:
-      env: the game (``azdb_jax.envs.make``).
+      env: the game (``azdb_jax.games.make``).
       apply_fn: the network ``(params, obs [B, ...], player [B]) -> NetOutput``.
       network_params: its parameters.
       rng_key: consumed (noise, tie breaks).

@@ -36,10 +36,10 @@ import jax
 import jax.numpy as jnp
 
 import profiling  # benchmarks/profiling.py (this folder is on the path when a script runs)
-from azdb_jax import envs, networks, search
+from azdb_jax import games, networks, search
 from azdb_jax.skill import agents
 
-_GAME = flags.DEFINE_enum("game", "gardner_chess", list(envs.ENV_IDS), "Game.")
+_GAME = flags.DEFINE_enum("game", "gardner_chess", list(games.IDS), "Game.")
 _BATCH = flags.DEFINE_integer("batch", 32, "Positions decided side by side (a match's half of the games).")
 _JUNIOR_SIMULATIONS = flags.DEFINE_integer("junior_simulations", 16, "The junior's PUCT simulations.")
 _JUNIOR_TOP_K = flags.DEFINE_integer("junior_top_k", 4, "The expector's model of a junior: its top-k moves.")
@@ -56,7 +56,7 @@ def _repeat(state, times):
 
 def main(argv):
     del argv
-    env = envs.make(_GAME.value)
+    env = games.make(_GAME.value)
     batch, repeats = _BATCH.value, _REPEATS.value
     network = networks.make_network(
         networks.NetworkConfig(channels=_CHANNELS.value, num_blocks=_BLOCKS.value, value_hidden=_CHANNELS.value),

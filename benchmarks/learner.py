@@ -28,9 +28,9 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from azdb_jax import envs, learner, networks
+from azdb_jax import games, learner, networks
 
-_GAME = flags.DEFINE_enum("game", "connect_four", list(envs.ENV_IDS), "Game (observation and action shapes).")
+_GAME = flags.DEFINE_enum("game", "connect_four", list(games.IDS), "Game (observation and action shapes).")
 _BATCH = flags.DEFINE_integer("batch", 256, "Learner batch.", lower_bound=1)
 _NUM_PLAYERS = flags.DEFINE_integer("num_players", 1, "Team size (latent planes of the network).", lower_bound=1)
 _CHANNELS = flags.DEFINE_integer("channels", 32, "Network channels.", lower_bound=1)
@@ -68,7 +68,7 @@ def _random_batch(env, num_actions: int, num_players: int, size: int) -> learner
 
 def main(argv):
     del argv
-    env = envs.make(_GAME.value)
+    env = games.make(_GAME.value)
     net_config = networks.NetworkConfig(channels=_CHANNELS.value, num_blocks=_BLOCKS.value,
                                         value_hidden=_CHANNELS.value, compute_dtype=_COMPUTE_DTYPE.value)
     network = networks.make_network(net_config, num_actions=env.num_actions, num_players=_NUM_PLAYERS.value)

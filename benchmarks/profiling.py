@@ -13,10 +13,10 @@ from absl import flags
 def define_search_flags() -> types.SimpleNamespace:
     """The flags of a search profile (game, batch, simulations, network, algorithm, roots,
     repeats), defined once per script; their holders by name."""
-    from azdb_jax import envs, search  # pylint: disable=g-import-not-at-top
+    from azdb_jax import games, search  # pylint: disable=g-import-not-at-top
 
     return types.SimpleNamespace(
-        game=flags.DEFINE_enum("game", "chess", list(envs.ENV_IDS), "Game."),
+        game=flags.DEFINE_enum("game", "chess", list(games.IDS), "Game."),
         batch=flags.DEFINE_integer("batch", 32, "Positions searched side by side."),
         simulations=flags.DEFINE_integer("simulations", 32, "Simulations per search."),
         channels=flags.DEFINE_integer("channels", 32, "Network channels."),

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import profiling  # benchmarks/profiling.py (this folder is on the path when a script runs)
-from azdb_jax import envs, features, networks, search, tree_search
+from azdb_jax import features, games, networks, search, tree_search
 
 _FLAGS = profiling.define_search_flags()
 _NUM_SLOTS = flags.DEFINE_integer("num_slots", 0, "Tree slots per node (0: the game's bound).")
@@ -40,7 +40,7 @@ def tree_bytes_per_node(tree) -> float:
 
 def main(argv):
     del argv
-    env = envs.make(_FLAGS.game.value)
+    env = games.make(_FLAGS.game.value)
     batch, sims = _FLAGS.batch.value, _FLAGS.simulations.value
     config = search.SearchConfig(num_simulations=sims, algorithm=_FLAGS.algorithm.value,
                                  num_slots=_NUM_SLOTS.value)

@@ -51,10 +51,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import reference  # noqa: E402  pylint: disable=g-import-not-at-top
 
-from azdb_jax import diversity, envs, features, matchmaking, networks, search, selfplay  # noqa: E402
+from azdb_jax import diversity, features, games, matchmaking, networks, search, selfplay  # noqa: E402
 from azdb_jax.config import DiversityConfig  # noqa: E402
 
-_GAME = flags.DEFINE_enum("game", "connect_four", [e for e in envs.ENV_IDS if e != "nim"], "Game.")
+_GAME = flags.DEFINE_enum("game", "connect_four", [e for e in games.IDS if e != "nim"], "Game.")
 _BATCH = flags.DEFINE_integer("batch", 64, "Games played side by side.", lower_bound=1)
 _SIMULATIONS = flags.DEFINE_integer("simulations", 32, "Search simulations per move.", lower_bound=1)
 _NUM_PLAYERS = flags.DEFINE_list("num_players", ["1", "10"], "Team sizes to measure.")
@@ -164,7 +164,7 @@ class _Setup:
 
 def main(argv):
     del argv
-    env = envs.make(_GAME.value)
+    env = games.make(_GAME.value)
     batch, sims, plies = _BATCH.value, _SIMULATIONS.value, _PLIES.value
     nodes = batch * (sims + 1)
     team_sizes = [int(n) for n in _NUM_PLAYERS.value]

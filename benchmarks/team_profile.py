@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 
 import profiling  # benchmarks/profiling.py (this folder is on the path when a script runs)
-from azdb_jax import diversity, envs, features, networks, search
+from azdb_jax import diversity, features, games, networks, search
 from azdb_jax.config import DiversityConfig
 
 _FLAGS = profiling.define_search_flags()
@@ -26,7 +26,7 @@ _PLAYERS = flags.DEFINE_integer("num_players", 10, "Team size compared with a te
 
 def main(argv):
     del argv
-    env = envs.make(_FLAGS.game.value)
+    env = games.make(_FLAGS.game.value)
     batch, sims, team = _FLAGS.batch.value, _FLAGS.simulations.value, _PLAYERS.value
     roots = profiling.random_positions(env, batch, _FLAGS.opening_plies.value, jax.random.PRNGKey(0))
     config = search.SearchConfig(num_simulations=sims, algorithm=_FLAGS.algorithm.value)

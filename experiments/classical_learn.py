@@ -26,9 +26,9 @@ from absl import app, flags
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import cli  # noqa: E402
+from azdb_jax import games as games_lib  # noqa: E402
 from azdb_jax.classical import evaluation, learning, player as player_lib  # noqa: E402
 from azdb_jax.classical import matches as host_matches  # noqa: E402
-from azdb_jax.envs import board_interop  # noqa: E402
 from azdb_jax.evaluation import matches, reports  # noqa: E402
 
 _GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
@@ -53,7 +53,7 @@ def _engine(game: str, nodes: int):
 
 def engine_games(game: str, count: int, node_limits, starts, max_plies: int, seed: int):
     """[(search positions along the game, White's result)] of engine-vs-engine games."""
-    interop = board_interop.for_env("chess" if game == "chess" else "gardner_chess")
+    interop = games_lib.board_game("chess" if game == "chess" else "gardner_chess")
     rng = random.Random(seed)
     engines = {n: _engine(game, n) for n in node_limits}
     games = []

@@ -34,6 +34,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
     distributed.initialize_from_argv(sys.argv)
 
 from azdb_jax import arena, opponents, ratings  # noqa: E402
+from azdb_jax import games as games_lib  # noqa: E402
 from azdb_jax import cli, runner  # noqa: E402
 from azdb_jax.evaluation import loading, matches, move_choices, run_summary  # noqa: E402
 
@@ -64,7 +65,7 @@ def report_run(name: str, workdir: pathlib.Path) -> dict:
     agent = matches.player_agent(team, 0)
     reference = opponents.opponents_for(env.id, env)[_REFERENCE.value]
     play = jax.jit(lambda p, k: arena.play_games(env, agent, p, reference, None, k, num_games=_GAMES.value,
-                                                 max_plies=runner.max_plies(env)))
+                                                 max_plies=games_lib.max_plies(env)))
     summary = arena.summarize(jax.device_get(play(team.params, key)))
     elo = ratings.elo_difference(summary["wins"], summary["draws"], summary["losses"], saturated="clip")
     games = max(summary["finished"], 1)

@@ -1,6 +1,6 @@
 r"""Cross-check our Gardner chess env against Fairy-Stockfish, position by position.
 
-Plays games from the start position with ``azdb_jax.envs.make("gardner_chess")`` (random
+Plays games from the start position with ``azdb_jax.games.make("gardner_chess")`` (random
 playouts, and lines played by Fairy-Stockfish at a small node budget with some random
 moves mixed in) and, at every position, asks Fairy-Stockfish (``UCI_Variant gardner``,
 ``position fen <start> moves ...``) for:
@@ -42,7 +42,7 @@ import pgx
 import pgx.core
 from absl import app, flags
 
-from azdb_jax import envs
+from azdb_jax import games
 from azdb_jax.envs import gardner_interop
 from azdb_jax.evaluation import fairy_stockfish, reports
 
@@ -96,7 +96,7 @@ class _Checker:
                  env: Optional[pgx.core.Env] = None):
         self.engine = engine
         self.rng = rng
-        self.env = envs.make("gardner_chess") if env is None else env
+        self.env = games.make("gardner_chess") if env is None else env
         self.step = jax.jit(self.env.step)
         self.init = jax.jit(self.env.init)
         self.counts: Dict[str, int] = collections.Counter()
@@ -246,7 +246,7 @@ def crosscheck(engine: fairy_stockfish.FairyStockfish, *, positions: int, seed: 
     ``engine_games`` of the games are played by the engine (``engine_nodes`` per move, a
     random move with probability ``random_rate``), ``endgame_games`` start from random
     endgames (``random_endgame_fen``) with random moves, the others start from the start
-    position with random moves. ``env`` (default ``envs.make("gardner_chess")``) is the
+    position with random moves. ``env`` (default ``games.make("gardner_chess")``) is the
     env whose games are checked, e.g. ``pgx.make("gardner_chess")`` to see pgx's traps.
     """
     if not isinstance(positions, int) or positions < 1:

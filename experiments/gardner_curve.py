@@ -66,9 +66,9 @@ _OUT = flags.DEFINE_string("out", None, "Write the curve as JSON here.")
 
 def random_starts(count: int, plies: int, seed: int) -> List[str]:
     """``count`` FENs after ``plies`` uniformly random legal plies from the initial position."""
-    from azdb_jax import envs  # pylint: disable=g-import-not-at-top
+    from azdb_jax import games  # pylint: disable=g-import-not-at-top
 
-    env, rng = envs.make("gardner_chess"), np.random.default_rng(seed)
+    env, rng = games.make("gardner_chess"), np.random.default_rng(seed)
     step = jax.jit(env.step)
     fens = []
     while len(fens) < count:

@@ -44,7 +44,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
 import jax  # noqa: E402  pylint: disable=g-import-not-at-top
 import jax.numpy as jnp  # noqa: E402
 
-from azdb_jax import adjudication, arena, opponents, trainer  # noqa: E402
+from azdb_jax import adjudication, arena, games, opponents, trainer  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
 from azdb_jax.evaluation import nim as nim_eval  # noqa: E402
 from azdb_jax import runner  # noqa: E402
@@ -220,7 +220,7 @@ def arena_eval(config: config_lib.TrainConfig, components: trainer.Components, p
     policy_b = agent if opponent == "untrained" else opponents.opponents_for(env.id, env)[opponent]
     num_games = config.run.eval_games + config.run.eval_games % 2
     play = jax.jit(functools.partial(arena.play_games, env, agent, policy_b=policy_b, num_games=num_games,
-                                     max_plies=config.run.eval_max_plies or runner.max_plies(env),
+                                     max_plies=config.run.eval_max_plies or games.max_plies(env),
                                      adjudicate=adjudication.adjudicator(env, config.run.eval_adjudication)))
     key = jax.random.PRNGKey(config.run.seed + 1)
     summary = arena.summarize(jax.device_get(play(params_a=params, params_b=opponent_params, rng_key=key)))

@@ -23,9 +23,9 @@ if __name__ == "__main__":  # multi-host: join the run before the import below c
     distributed.define_flags()
     distributed.initialize_from_argv(sys.argv)
 
-from azdb_jax import envs  # noqa: E402  pylint: disable=g-import-not-at-top
+from azdb_jax import games as games_lib  # noqa: E402  pylint: disable=g-import-not-at-top
 
-_GAME = flags.DEFINE_enum("game", "chess", list(envs.ENV_IDS), "Which game to play.")
+_GAME = flags.DEFINE_enum("game", "chess", list(games_lib.IDS), "Which game to play.")
 _NUM_GAMES = flags.DEFINE_integer("num_games", 8, "Games played in parallel.", lower_bound=1)
 _MAX_PLIES = flags.DEFINE_integer("max_plies", 520, "Plies simulated per game (chess ends by ply 512).", lower_bound=1)
 _SEED = flags.DEFINE_integer("seed", 0, "Random seed.")
@@ -101,7 +101,7 @@ def _print_other(game: str, games: Dict[str, np.ndarray], show: int) -> None:
 def main(argv: List[str]) -> None:
     del argv
     options = {"heaps": tuple(int(h) for h in _HEAPS.value)} if _GAME.value == "nim" else {}
-    env = envs.make(_GAME.value, **options)
+    env = games_lib.make(_GAME.value, **options)
     play = jax.jit(lambda key: play_random_games(env, key, _NUM_GAMES.value, _MAX_PLIES.value))
     start = time.perf_counter()
     games = jax.device_get(play(jax.random.PRNGKey(_SEED.value)))

@@ -54,10 +54,9 @@ import chess  # noqa: E402
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-from azdb_jax import envs, opponents  # noqa: E402
+from azdb_jax import games, opponents  # noqa: E402
 from azdb_jax.classical import matches as host_matches  # noqa: E402
 from azdb_jax.classical import player as classical_player  # noqa: E402
-from azdb_jax.envs import board_interop  # noqa: E402
 from azdb_jax.evaluation import game_records, matches, reports, specialisation  # noqa: E402
 from azdb_jax import cli, runner  # noqa: E402
 from azdb_jax.evaluation import loading  # noqa: E402
@@ -184,7 +183,7 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
     if env is None:
         if env_name is None:
             raise ValueError("neither agent is a run: pass --env to name the game")
-        env = envs.make(env_name)
+        env = games.make(env_name)
     for agent, side in ((agent_a, "a"), (agent_b, "b")):
         _fixed(agent, env, side)
     engines = [agent for agent in (agent_a, agent_b) if agent.engine is not None]
@@ -196,7 +195,7 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
         raise ValueError("both agents are stockfish: one side must be an agent of this project")
     if agent_a.lookup and (heldout_seeds < 1 or engines):
         raise ValueError("--a_rule=lookup needs --heldout_seeds >= 1 and an opponent that is not stockfish")
-    max_plies = max_plies or runner.max_plies(env)
+    max_plies = max_plies or games.max_plies(env)
 
     starts, fens, book_path = None, None, None
     if env.id == "chess":
@@ -207,7 +206,7 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
         if max_pieces != getattr(env, "max_pieces", max_pieces):
             # Crowded book positions need the exact move generator, in the games and in
             # every search tree: rebuild the runs' agents on it.
-            env = envs.make("chess", max_pieces=max_pieces)
+            env = games.make("chess", max_pieces=max_pieces)
             for agent, side, player, rule in ((agent_a, "a", a_player, a_rule), (agent_b, "b", b_player, b_rule)):
                 if agent.team is not None:
                     agent.team, agent.env = agent.team.with_env(env), env
@@ -233,7 +232,7 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
         from azdb_jax.evaluation.stockfish import StockfishPlayer  # pylint: disable=g-import-not-at-top
 
         if fens is None:  # Gardner chess: the starts as FENs for the host boards
-            game = board_interop.for_env(env)
+            game = games.board_game(env)
             fens = ([None] if starts is None else
                     [game.state_to_fen(jax.tree.map(lambda x, i=i: x[i], starts)) for i in range(int(starts.current_player.shape[0]))])
         host = {id(agent): (StockfishPlayer(**agent.engine) if isinstance(agent.engine, dict)

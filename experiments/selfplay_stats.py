@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import features, runner, search, tree_search  # noqa: E402
+from azdb_jax import features, games, runner, search, tree_search  # noqa: E402
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Run directory.", required=True)
 _STEPS = flags.DEFINE_list("steps", [], "Checkpoint steps (default: every saved one).")
@@ -216,7 +216,7 @@ def main(argv):
         if _SIMULATIONS.value:
             config = config.__class__(**{**config.__dict__, "search": __import__("dataclasses").replace(
                 config.search, num_simulations=_SIMULATIONS.value)})
-        max_plies = _MAX_PLIES.value or runner.max_plies(components.env)
+        max_plies = _MAX_PLIES.value or games.max_plies(components.env)
         records, reasons, results, lengths = play_games(
             components.env, components.network.apply, state.train_state.params, config, player=_PLAYER.value,
             num_games=_GAMES.value, max_plies=max_plies, key=jax.random.PRNGKey(_SEED.value))

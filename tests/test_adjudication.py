@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from pgx import gardner_chess
 
-from azdb_jax import adjudication, arena, envs, opponents
+from azdb_jax import adjudication, arena, games, opponents
 
 
 def _gardner(fen):
@@ -14,7 +14,7 @@ def _gardner(fen):
 
 
 def test_material_balance_by_hand():
-    env = envs.make("gardner_chess")
+    env = games.make("gardner_chess")
     start = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
     np.testing.assert_array_equal(adjudication.material_balance(env, start), [0.0, 0.0])
     # White: K + Q; Black: K. From White's side +9, from Black's side -9.
@@ -30,17 +30,17 @@ def test_material_balance_by_hand():
 
 def test_bad_rules_are_refused():
     with pytest.raises(ValueError, match="unknown adjudication rule"):
-        adjudication.adjudicator(envs.make("gardner_chess"), "engine")
+        adjudication.adjudicator(games.make("gardner_chess"), "engine")
     with pytest.raises(ValueError, match="material"):
-        adjudication.adjudicator(envs.make("connect_four"), "material")
-    assert adjudication.adjudicator(envs.make("connect_four"), "none") is None
+        adjudication.adjudicator(games.make("connect_four"), "material")
+    assert adjudication.adjudicator(games.make("connect_four"), "none") is None
 
 
 def test_arena_scores_capped_games_with_the_adjudicator():
     # Random against random on Gardner chess, 4 plies: nothing ends by the rules, so every
     # game is adjudicated: all draws by "draw"; by "material" A's result is the material
     # verdict from A's side, which the arena derives from the side to move.
-    env = envs.make("gardner_chess")
+    env = games.make("gardner_chess")
     rand = opponents.uniform_random_policy()
     play = lambda rule: jax.jit(lambda key: arena.play_games(  # noqa: E731
         env, rand, None, rand, None, key, num_games=16, max_plies=4,

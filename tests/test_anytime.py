@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from mctx._src import seq_halving
 
-from azdb_jax import anytime, envs, networks, planning, search
+from azdb_jax import anytime, games, networks, planning, search
 
 N = 3
 LAM = jnp.float32([1.0, 0.6, 0.8])
@@ -24,7 +24,7 @@ GUMBEL = search.SearchConfig(algorithm="gumbel", num_simulations=24, max_num_con
 
 @functools.lru_cache(maxsize=None)
 def _setup():
-    env = envs.make("tic_tac_toe")
+    env = games.make("tic_tac_toe")
     net = networks.make_network(networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8),
                                 num_actions=env.num_actions, num_players=N)
     state = env.step(env.init(jax.random.PRNGKey(3)), jnp.int32(4))

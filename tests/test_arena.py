@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import arena, envs, opponents
+from azdb_jax import arena, games, opponents
 
 
 def _play(env, policy_a, policy_b, seed=0, *, num_games, max_plies, initial_state=None, jit=True):
@@ -34,7 +34,7 @@ RANDOM = opponents.uniform_random_policy()
 def test_bookkeeping_on_forced_nim_games(heaps, first_mover_wins, plies):
     # With one counter the first mover wins in one ply; with two single heaps it loses in two,
     # whatever either player does.
-    env = envs.make("nim", heaps=heaps)
+    env = games.make("nim", heaps=heaps)
     results = _play(env, RANDOM, RANDOM, num_games=8, max_plies=5, initial_state=_nim_starts(env, heaps, 4))
     np.testing.assert_array_equal(results.a_first, [True] * 4 + [False] * 4)
     sign = 1.0 if first_mover_wins else -1.0
@@ -49,7 +49,7 @@ def test_bookkeeping_on_forced_nim_games(heaps, first_mover_wins, plies):
 
 
 def test_nim_oracle_wins_every_won_position():
-    env = envs.make("nim", heaps=(1, 3, 5))
+    env = games.make("nim", heaps=(1, 3, 5))
     oracle = opponents.nim_oracle_policy(env.max_heap)
     # (1, 3, 5) has nim-sum 7: the first mover wins; (1, 2, 3) has nim-sum 0: it loses.
     # Pairs alternate between the two, so the oracle faces a won position in every game
@@ -67,7 +67,7 @@ def test_nim_oracle_wins_every_won_position():
 
 
 def test_unfinished_games_count_as_neither():
-    env = envs.make("nim", heaps=(1, 3, 5))
+    env = games.make("nim", heaps=(1, 3, 5))
     results = _play(env, RANDOM, RANDOM, num_games=4, max_plies=1, initial_state=_nim_starts(env, (1, 3, 5), 2))
     assert not results.finished.any() and (results.result == 0).all() and (results.length == 1).all()
     summary = arena.summarize(results)
@@ -78,7 +78,7 @@ def test_unfinished_games_count_as_neither():
 
 
 def test_perfect_tic_tac_toe_never_loses():
-    env = envs.make("tic_tac_toe")
+    env = games.make("tic_tac_toe")
     perfect = opponents.tic_tac_toe_perfect_policy()
     summary = arena.summarize(_play(env, perfect, RANDOM, num_games=400, max_plies=9))
     assert summary["finished"] == 400 and summary["losses"] == 0
@@ -88,7 +88,7 @@ def test_perfect_tic_tac_toe_never_loses():
 
 
 def test_minimax2_beats_random_at_connect_four():
-    env = envs.make("connect_four")
+    env = games.make("connect_four")
     summary = arena.summarize(_play(env, opponents.minimax_policy(env, 2), RANDOM, num_games=200, max_plies=42))
     # A pure-Python win-or-block-else-random player scores about 0.94 against random.
     assert summary["finished"] == 200 and summary["score"] >= 0.9
@@ -98,7 +98,7 @@ def test_minimax2_beats_random_at_connect_four():
 
 
 def test_games_do_not_depend_on_the_batch():
-    env = envs.make("nim", heaps=(1, 3, 5))  # env.init draws the seat to move first
+    env = games.make("nim", heaps=(1, 3, 5))  # env.init draws the seat to move first
     small = _play(env, RANDOM, RANDOM, seed=3, num_games=2, max_plies=9)
     large = _play(env, RANDOM, RANDOM, seed=3, num_games=8, max_plies=9)
     for field_small, field_large in zip(small, large):
@@ -107,7 +107,7 @@ def test_games_do_not_depend_on_the_batch():
 
 
 def test_jit_and_eager_agree():
-    env = envs.make("nim", heaps=(1, 3, 5))
+    env = games.make("nim", heaps=(1, 3, 5))
     starts = _nim_starts(env, (1, 3, 5), 2)
     jitted = _play(env, RANDOM, RANDOM, seed=5, num_games=4, max_plies=9, initial_state=starts)
     eager = _play(env, RANDOM, RANDOM, seed=5, num_games=4, max_plies=9, initial_state=starts, jit=False)
@@ -116,7 +116,7 @@ def test_jit_and_eager_agree():
 
 
 def test_bad_arguments_and_out_of_turn_games_are_rejected():
-    env = envs.make("nim", heaps=(1, 3))
+    env = games.make("nim", heaps=(1, 3))
     with pytest.raises(ValueError, match="even"):
         arena.play_games(env, RANDOM, None, RANDOM, None, jax.random.PRNGKey(0), num_games=3, max_plies=4)
     with pytest.raises(ValueError, match="max_plies"):

@@ -75,9 +75,9 @@ def test_host_match_between_depths():
 
 
 def test_callback_policy_plays_inside_a_jitted_arena():
-    from azdb_jax import arena, envs, opponents  # pylint: disable=g-import-not-at-top
+    from azdb_jax import arena, games, opponents  # pylint: disable=g-import-not-at-top
 
-    env = envs.make("gardner_chess")
+    env = games.make("gardner_chess")
     classical = opponents.classical_opponents(env, ["random", "alphabeta:depth=1"])
     assert list(classical) == ["alphabeta:depth=1"]
     play = jax.jit(lambda key: arena.play_games(env, classical["alphabeta:depth=1"], None,
@@ -86,7 +86,7 @@ def test_callback_policy_plays_inside_a_jitted_arena():
     results = jax.device_get(play(jax.random.PRNGKey(0)))
     assert results.in_turn.all() and float(results.result.sum()) >= 1  # depth 1 takes what random leaves
     with pytest.raises(ValueError, match="no board interop"):
-        opponents.classical_opponents(envs.make("connect_four"), ["alphabeta:depth=1"])
+        opponents.classical_opponents(games.make("connect_four"), ["alphabeta:depth=1"])
 
 
 # ---------------------------------------------------------------------------- UCI

@@ -7,11 +7,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import envs
+from azdb_jax import envs, games
 
-# Steps per game stream: enough for every game to finish at least once (chess and
-# gardner chess end by the 512/256-ply caps at the latest).
-NUM_STEPS = {"chess": 540, "gardner_chess": 280, "connect_four": 60, "tic_tac_toe": 30, "nim": 40}
+# Steps per game stream: enough for every game to finish at least once (each game ends
+# by its longest game, e.g. chess and Gardner chess by their 512/256-ply caps).
+EXTRA_STEPS = 30
 BATCH = 3
 
 
@@ -46,13 +46,13 @@ def _random_stream(env, key, num_steps):
 
 @functools.lru_cache(maxsize=None)
 def _env(env_id):
-    return envs.make(env_id)
+    return games.make(env_id)
 
 
-@pytest.mark.parametrize("env_id", envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", games.IDS)
 def test_random_games_single_and_vmapped(env_id):
     env = _env(env_id)
-    num_steps = NUM_STEPS[env_id]
+    num_steps = games.max_plies(env) + EXTRA_STEPS
     keys = jax.random.split(jax.random.PRNGKey(7), BATCH)
     stream = jax.jit(lambda k: _random_stream(env, k, num_steps))
     batched = jax.device_get(jax.jit(jax.vmap(lambda k: _random_stream(env, k, num_steps)))(keys))
@@ -85,9 +85,9 @@ def test_random_games_single_and_vmapped(env_id):
 
 def test_unknown_env_and_bad_options():
     with pytest.raises(ValueError, match="unknown env 'go'"):
-        envs.make("go")
+        games.make("go")
     with pytest.raises(ValueError, match="takes no options"):
-        envs.make("connect_four", size=5)
+        games.make("connect_four", size=5)
     with pytest.raises(ValueError, match="bad options for env 'nim'"):
-        envs.make("nim", piles=(1, 2))
-    assert envs.make("nim", heaps=(2, 2)).num_actions == 4
+        games.make("nim", piles=(1, 2))
+    assert games.make("nim", heaps=(2, 2)).num_actions == 4

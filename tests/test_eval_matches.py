@@ -14,7 +14,8 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import arena, envs, networks, opponents, ratings  # noqa: E402
+from azdb_jax import arena, networks, opponents, ratings  # noqa: E402
+from azdb_jax import games as games_lib  # noqa: E402
 from azdb_jax import search as search_lib  # noqa: E402
 from azdb_jax.envs import chess_interop, chess_pgn  # noqa: E402
 from azdb_jax.evaluation import game_records, matches, specialisation  # noqa: E402
@@ -46,7 +47,7 @@ def _replay(env, starts, actions):
 
 
 def test_recorded_moves_replay_to_the_same_games():
-    env = envs.make("connect_four")
+    env = games_lib.make("connect_four")
     key = jax.random.PRNGKey(7)
     results = jax.device_get(jax.jit(lambda k: arena.play_games(
         env, RANDOM, None, lowest_action_policy, None, k, num_games=16, max_plies=9))(key))
@@ -68,7 +69,7 @@ def test_recorded_moves_replay_to_the_same_games():
 
 
 def test_perfect_player_never_loses_and_the_tally_is_exact():
-    env = envs.make("tic_tac_toe")
+    env = games_lib.make("tic_tac_toe")
     perfect = opponents.tic_tac_toe_perfect_policy()
     match = matches.play_match(env, perfect, None, RANDOM, None, seeds=range(5), max_plies=9, batch_pairs=3,
                                names=("perfect", "random"))
@@ -95,7 +96,7 @@ def test_perfect_player_never_loses_and_the_tally_is_exact():
 
 
 def test_games_do_not_depend_on_chunking_and_unfinished_are_counted():
-    env = envs.make("connect_four")
+    env = games_lib.make("connect_four")
     starts = matches.random_openings(env, 3, 2, jax.random.PRNGKey(1))
     kwargs = dict(starts=starts, seeds=(4, 9), max_plies=12)
     one = matches.play_match(env, RANDOM, None, RANDOM, None, batch_pairs=1, **kwargs)
@@ -166,7 +167,7 @@ def _tiny_team(env, num_players=2, seed=0, simulations=2):
 
 
 def test_lookup_games_are_the_chosen_players_games():
-    env = envs.make("tic_tac_toe")
+    env = games_lib.make("tic_tac_toe")
     team = _tiny_team(env)
     starts = matches.random_openings(env, 2, 1, jax.random.PRNGKey(0))
     spec = specialisation.play_specialisation(env, team, RANDOM, None, starts=starts, train_seeds=[0, 1],
@@ -203,7 +204,7 @@ def test_sample_by_visits_matches_the_visit_distribution():
 
 
 def test_sampled_opening_plies_vary_by_seed_then_play_greedily():
-    env = envs.make("connect_four")
+    env = games_lib.make("connect_four")
     team = _tiny_team(env, simulations=16)
     greedy_players = [matches.player_agent(team, 0), matches.team_agent(team, "visit")]
     sampled_players = [matches.player_agent(team, 0, sample_plies=4), matches.team_agent(team, "visit", sample_plies=4)]
@@ -257,7 +258,7 @@ def _check_pgn(pgn_text, match, fens):
 
 
 def test_chess_match_pgn_parses_and_results_agree():
-    env = envs.make("chess")
+    env = games_lib.make("chess")
     boards = [chess.Board() if f is None else chess.Board(f) for f in ENDGAMES]
     starts, fens = matches.book_starts(boards)
     fens[-1] = None
@@ -281,7 +282,7 @@ class FirstLegalMove:
 def test_engine_loop_plays_the_same_games_as_the_arena():
     # The stand-in engine is the host-side twin of ``lowest_action_policy``, so the host loop
     # and the jitted arena (same pair keys) must play identical games.
-    env = envs.make("chess")
+    env = games_lib.make("chess")
     starts, fens = matches.book_starts([chess.Board() if f is None else chess.Board(f) for f in ENDGAMES])
     kwargs = dict(seeds=(3,), max_plies=30, batch_pairs=5)  # the same program as the PGN test's
     hosted = matches.play_engine_match(RANDOM, None, FirstLegalMove(), fens, agent_name="random", **kwargs)
@@ -354,7 +355,7 @@ def test_cli_crowded_book_positions_switch_the_runs_to_the_exact_move_generator(
     run = tmp_path / "chess_run"
     run.mkdir()
     (run / "config.json").write_text("{}")
-    team = _tiny_team(envs.make("chess"))  # built on the default 16-piece generator
+    team = _tiny_team(games_lib.make("chess"))  # built on the default 16-piece generator
     monkeypatch.setattr(loading, "load_team", lambda *args, **kwargs: team)
     searched_on = []  # the move generator of every agent built, in order
     build_agent = matches.player_agent

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import envs, networks, opponents, search
+from azdb_jax import games, networks, opponents, search
 from azdb_jax.envs import nim as nim_lib
 from azdb_jax.evaluation import nim as nim_eval
 from azdb_jax.evaluation.team import Team
@@ -67,7 +67,7 @@ def _constant_apply(value):
 
 
 def test_positions_and_oracle_match_brute_force():
-    env = envs.make("nim", heaps=HEAPS)
+    env = games.make("nim", heaps=HEAPS)
     oracle = nim_eval.oracle_tables(env)
     truth = _brute_force(HEAPS)
     assert len(oracle.heaps) == 2 * 3 * 4 * 5 - 1 == len(truth)
@@ -78,7 +78,7 @@ def test_positions_and_oracle_match_brute_force():
 
 
 def test_expert_measure_perfect_network_and_search():
-    env = envs.make("nim", heaps=HEAPS)
+    env = games.make("nim", heaps=HEAPS)
     result = nim_eval.expert_measure(env, _oracle_apply(env.max_heap), {"mix": jnp.float32(1.0)}, num_players=2,
                                      search_config=search.SearchConfig(num_simulations=4), batch_size=32)
     assert result["positions"] == 119 and len(result["players"]) == 2
@@ -89,7 +89,7 @@ def test_expert_measure_perfect_network_and_search():
 
 
 def test_expert_measure_constant_network_baselines():
-    env = envs.make("nim", heaps=HEAPS)
+    env = games.make("nim", heaps=HEAPS)
     truth = _brute_force(HEAPS)
     won = [r for r in truth if r[0]]
     first_move_baseline = sum(r[3] for r in won) / len(won)
@@ -112,7 +112,7 @@ def test_expert_measure_constant_network_baselines():
 
 
 def test_champion_measure_oracle_beats_random():
-    env = envs.make("nim", heaps=(1, 3, 5))
+    env = games.make("nim", heaps=(1, 3, 5))
     agents = [nim_eval.Agent("random", opponents.uniform_random_policy(), None),
               nim_eval.Agent("oracle", opponents.nim_oracle_policy(env.max_heap), None)]
     result = nim_eval.champion_measure(env, agents, jax.random.PRNGKey(0), num_games=16, num_seeds=2, oracle=True)
@@ -132,7 +132,7 @@ def test_champion_measure_oracle_beats_random():
 
 
 def test_checkpoints_script_measures_and_writes(tmp_path):
-    env = envs.make("nim", heaps=(1, 3, 5))
+    env = games.make("nim", heaps=(1, 3, 5))
     config = search.SearchConfig(num_simulations=2)
     apply_fn = _oracle_apply(env.max_heap)
     teams = [(step, Team(env=env, apply_fn=apply_fn, params={"mix": jnp.float32(mix)}, num_players=2,

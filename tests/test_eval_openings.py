@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import data, envs, networks, planning, search
+from azdb_jax import data, games, networks, planning, search
 from azdb_jax.envs import chess_interop
 from azdb_jax.evaluation import openings as openings_lib
 from azdb_jax.evaluation.team import Team
@@ -95,11 +95,11 @@ def test_stub_team_distinct_moves_match_python_chess(data_dir):
     # White to move (even number of plies), so the stub's action ids are White moves.
     chosen = [o for o in openings if len(o.moves) % 2 == 0][:6]
     start = chess.Board()
-    table = np.zeros((len(PREFERENCES), envs.make("chess").num_actions), np.float32)
+    table = np.zeros((len(PREFERENCES), games.make("chess").num_actions), np.float32)
     for j, moves in enumerate(PREFERENCES):
         for rank, uci in enumerate(moves):
             table[j, chess_interop.uci_to_action(uci, start)] = 40.0 - 10.0 * rank
-    env = envs.make("chess")
+    env = games.make("chess")
     team = Team(env=env, apply_fn=_stub_apply(table), params=None, num_players=len(PREFERENCES),
                 search_config=search.SearchConfig(num_simulations=4))
     # Independent answer: python-chess legality of each preference list.
@@ -121,7 +121,7 @@ def test_stub_team_distinct_moves_match_python_chess(data_dir):
 
 
 def test_random_tiny_network_end_to_end(data_dir, tmp_path):
-    env = envs.make("chess")
+    env = games.make("chess")
     net = networks.make_network(networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8),
                                 num_actions=env.num_actions, num_players=2)
     state = chess_interop.state_from_board(chess.Board())
@@ -146,7 +146,7 @@ def test_random_tiny_network_end_to_end(data_dir, tmp_path):
 
 
 def test_rejects_non_chess_team():
-    env = envs.make("nim", heaps=(1, 2))
+    env = games.make("nim", heaps=(1, 2))
     team = Team(env=env, apply_fn=_stub_apply(np.zeros((1, env.num_actions))), params=None, num_players=1,
                 search_config=search.SearchConfig(num_simulations=2))
     with pytest.raises(ValueError, match="chess team"):

@@ -22,7 +22,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import mate_stub  # noqa: E402  pylint: disable=g-import-not-at-top
-from azdb_jax import data, envs, networks, search  # noqa: E402
+from azdb_jax import data, games, networks, search  # noqa: E402
 from azdb_jax.envs import chess_interop  # noqa: E402
 from azdb_jax.evaluation import puzzles, solvers  # noqa: E402
 from azdb_jax.evaluation.team import SolverOutput, Team  # noqa: E402
@@ -289,7 +289,7 @@ def mate_puzzles(path) -> list:
 
 
 def mate_team(num_players: int = 2) -> Team:
-    return Team(env=envs.make("chess"), apply_fn=mate_stub.make_mate_stub(), params={}, num_players=num_players,
+    return Team(env=games.make("chess"), apply_fn=mate_stub.make_mate_stub(), params={}, num_players=num_players,
                 search_config=MATE_SEARCH, name="mate-stub")
 
 
@@ -319,7 +319,7 @@ TINY = networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8)
 def tiny_team() -> Team:
     net = networks.make_network(TINY, num_actions=4672, num_players=2)
     params = net.init(jax.random.PRNGKey(0), np.zeros((8, 8, 119), np.float32))
-    return Team(env=envs.make("chess"), apply_fn=net.apply, params=params, num_players=2,
+    return Team(env=games.make("chess"), apply_fn=net.apply, params=params, num_players=2,
                 search_config=search.SearchConfig(num_simulations=8), name="tiny")
 
 
@@ -332,7 +332,7 @@ def test_team_solver_rejects_bad_options(tiny_team):
         solvers.TeamSolver(tiny_team, homogeneous_copies=-1)
     with pytest.raises(ValueError, match="batch_size"):
         solvers.TeamSolver(tiny_team, batch_size=0)
-    nim = Team(env=envs.make("nim"), apply_fn=tiny_team.apply_fn, params=None, num_players=2,
+    nim = Team(env=games.make("nim"), apply_fn=tiny_team.apply_fn, params=None, num_players=2,
                search_config=tiny_team.search_config)
     with pytest.raises(ValueError, match="chess"):
         solvers.TeamSolver(nim)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from azdb_jax import envs
+from azdb_jax import games
 from azdb_jax import search as search_lib
 from azdb_jax.evaluation import reports
 from azdb_jax.evaluation.team import Team, check_num_players
@@ -33,7 +33,7 @@ def test_write_atomic_keeps_the_old_file_when_writing_fails(tmp_path):
 
 
 def test_team_validation_and_size_check():
-    env = envs.make("tic_tac_toe")
+    env = games.make("tic_tac_toe")
     config = search_lib.SearchConfig(num_simulations=4)
     team = Team(env=env, apply_fn=None, params=None, num_players=3, search_config=config, name="t")
     assert team.with_simulations(9).search_config.num_simulations == 9 and team.search_config.num_simulations == 4

@@ -9,7 +9,7 @@ import pytest
 from pgx import gardner_chess as pgx_gardner
 from pgx.experimental import chess as pgx_chess_fen
 
-from azdb_jax import envs, features
+from azdb_jax import features, games
 
 PIECE_ORDER = "PNBRQKpnbrqk"
 
@@ -48,14 +48,14 @@ def test_chess_features_match_python_chess():
         "4k3/1P6/8/8/8/8/6p1/4K3 b - - 0 1",
     ]
     assert any(" b " in f for f in fens) and any(" w " in f for f in fens)
-    phi = jax.jit(features.chess_features)
+    phi = jax.jit(games.get("chess").features)
     for fen in fens:
         state = pgx_chess_fen.from_fen(fen)
         np.testing.assert_array_equal(phi(state), _expected_chess_features(chess.Board(fen)), err_msg=fen)
 
 
 def test_chess_features_of_start_position():
-    env = envs.make("chess")
+    env = games.make("chess")
     phi = features.feature_fn(env)(env.init(jax.random.PRNGKey(3)))
     assert phi.shape == (772,) and float(phi.sum()) == 32 + 4
     assert float(phi[PIECE_ORDER.index("K") * 64 + chess.E1]) == 1.0
@@ -78,8 +78,8 @@ def _parse_gardner_fen(fen: str) -> np.ndarray:
 
 
 def test_gardner_features_after_moves_both_colours():
-    env = envs.make("gardner_chess")
-    phi = jax.jit(features.gardner_chess_features)
+    env = games.make("gardner_chess")
+    phi = jax.jit(games.get("gardner_chess").features)
     step = jax.jit(env.step)
     state = env.init(jax.random.PRNGKey(0))
     np.testing.assert_array_equal(phi(state), _parse_gardner_fen("rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1"))
@@ -94,31 +94,31 @@ def test_gardner_features_after_moves_both_colours():
 
 
 def test_connect_four_features_hand_built():
-    env = envs.make("connect_four")
+    env = games.make("connect_four")
     state = env.init(jax.random.PRNGKey(0))
     for column in [3, 3, 0]:  # first player: d1, a1; second player: d2
         state = env.step(state, column)
     expected = np.zeros((2, 6, 7), np.float32)
     expected[0, 5, 3] = expected[0, 5, 0] = 1.0  # row 5 is the bottom row
     expected[1, 4, 3] = 1.0
-    np.testing.assert_array_equal(features.connect_four_features(state), expected.reshape(-1))
+    np.testing.assert_array_equal(games.get("connect_four").features(state), expected.reshape(-1))
 
 
 def test_tic_tac_toe_features_hand_built():
-    env = envs.make("tic_tac_toe")
+    env = games.make("tic_tac_toe")
     state = env.init(jax.random.PRNGKey(1))
     for cell in [4, 0, 8]:
         state = env.step(state, cell)
     expected = np.zeros((2, 9), np.float32)
     expected[0, [4, 8]] = 1.0
     expected[1, 0] = 1.0
-    np.testing.assert_array_equal(features.tic_tac_toe_features(state), expected.reshape(-1))
+    np.testing.assert_array_equal(games.get("tic_tac_toe").features(state), expected.reshape(-1))
 
 
 def test_nim_features_are_one_hot_heaps():
-    env = envs.make("nim", heaps=(1, 3, 5))
+    env = games.make("nim", heaps=(1, 3, 5))
     state = env.step(env.init(jax.random.PRNGKey(0)), env.action(2, 4))  # heaps [1, 3, 1]
-    phi = np.asarray(features.nim_features(state)).reshape(3, 6)
+    phi = np.asarray(games.get("nim").features(state)).reshape(3, 6)
     np.testing.assert_array_equal(phi.argmax(axis=1), [1, 3, 1])
     assert phi.sum() == 3
 
@@ -126,7 +126,7 @@ def test_nim_features_are_one_hot_heaps():
 @pytest.mark.parametrize("env_id,size", [("chess", 772), ("gardner_chess", 300), ("connect_four", 84),
                                          ("tic_tac_toe", 18), ("nim", 5 * 10)])
 def test_num_features_and_vmap(env_id, size):
-    env = envs.make(env_id)
+    env = games.make(env_id)
     assert features.num_features(env) == size
     states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 2))
     assert jax.vmap(features.feature_fn(env))(states).shape == (2, size)

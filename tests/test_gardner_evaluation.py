@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import data, envs, opponents, search
+from azdb_jax import data, games, opponents, search
 from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs import gardner_interop
 from azdb_jax.envs.gardner_board import GardnerBoard
@@ -119,7 +119,7 @@ def test_stub_decodes_observations_like_our_fens():
 
 
 def test_gardner_team_with_mate_stub_solves_the_mate_in_one_set(stub_engine):
-    team = Team(env=envs.make("gardner_chess"), apply_fn=gardner_mate_stub.make_gardner_mate_stub(stub_engine),
+    team = Team(env=games.make("gardner_chess"), apply_fn=gardner_mate_stub.make_gardner_mate_stub(stub_engine),
                 params={}, num_players=2, search_config=MATE_SEARCH, name="gardner-mate-stub")
     found = _subset(gardner_data.load_gardner_puzzles("mate_in_1"), 24)
     solver = solvers.TeamSolver(team, homogeneous_copies=0, batch_size=8)
@@ -177,7 +177,7 @@ FENS = [None, "4k/5/5/1p3/R3K b - - 0 1", "k1K2/5/5/5/1R3 w - - 0 1"]
 
 
 def test_engine_loop_plays_the_same_games_as_the_arena():
-    env = envs.make("gardner_chess")
+    env = games.make("gardner_chess")
     kwargs = dict(seeds=(3,), max_plies=24, batch_pairs=4)
     hosted = matches.play_engine_match(RANDOM, None, FirstLegalMove(), FENS, env=env, agent_name="random", **kwargs)
     starts = gardner_interop.states_from_fens([gardner_interop.STARTING_FEN if f is None else f for f in FENS])
@@ -190,7 +190,7 @@ def test_engine_loop_plays_the_same_games_as_the_arena():
 
 
 def test_engine_match_with_fairy_stockfish(fsf_path):
-    env = envs.make("gardner_chess")
+    env = games.make("gardner_chess")
     with fairy_stockfish.FairyStockfishPlayer(fsf_path, nodes=2000) as engine:
         match = matches.play_engine_match(RANDOM, None, engine, [FENS[2]], env=env, seeds=(0,), max_plies=6)
     # White to move mates in one (Rb1-a1#): Fairy-Stockfish as White mates at once.

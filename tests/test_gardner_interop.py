@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from pgx import gardner_chess as pgx_gardner
 
-from azdb_jax import envs
+from azdb_jax import games
 from azdb_jax.envs import gardner_interop as gi
 from azdb_jax.envs.gardner import MAX_TERMINATION_STEPS, GardnerChess, zobrist_hash
 from azdb_jax.envs.gardner_board import GardnerBoard
@@ -37,7 +37,7 @@ def engine():
 
 @pytest.fixture(scope="module")
 def env():
-    return envs.make("gardner_chess")
+    return games.make("gardner_chess")
 
 
 @pytest.fixture(scope="module")

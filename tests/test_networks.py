@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import envs
+from azdb_jax import games
 from azdb_jax import networks
 
 TINY = networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8)
@@ -34,15 +34,15 @@ def tiny():
 def observations():
     """{env_id: (observations [2, H, W, C] from two env.init calls, num_actions)}."""
     out = {}
-    for env_id in envs.ENV_IDS:
-        env = envs.make(env_id)
+    for env_id in games.IDS:
+        env = games.make(env_id)
         states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), 2))
         out[env_id] = (states.observation, env.num_actions)
     return out
 
 
 @pytest.mark.parametrize(
-    "env_id, latent", [(env_id, "planes") for env_id in envs.ENV_IDS] + [("chess", "film"), ("nim", "film")]
+    "env_id, latent", [(env_id, "planes") for env_id in games.IDS] + [("chess", "film"), ("nim", "film")]
 )
 def test_output_shapes_for_every_env(observations, env_id, latent):
     obs, num_actions = observations[env_id]

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import envs, opponents, search
+from azdb_jax import games, opponents, search
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 
@@ -50,7 +50,7 @@ def _reachable():
 
 def _play(env_id, moves, **options):
     """A single state after ``moves`` from the initial position (pgx picks the seat)."""
-    env = envs.make(env_id, **options)
+    env = games.make(env_id, **options)
     state = env.init(jax.random.PRNGKey(0))
     step = jax.jit(env.step)
     for action in moves:
@@ -137,7 +137,7 @@ def test_minimax_prefers_its_own_win_to_a_block():
 
 
 def test_minimax_refuses_huge_trees():
-    env = envs.make("connect_four")
+    env = games.make("connect_four")
     with pytest.raises(ValueError, match="max_leaves"):
         opponents.minimax_policy(env, 7)  # 7^7 = 823543 leaves
     with pytest.raises(ValueError, match="depth"):
@@ -149,7 +149,7 @@ def test_minimax_refuses_huge_trees():
 
 
 def test_nim_oracle_leaves_zero_nim_sum_and_random_is_legal():
-    env = envs.make("nim", heaps=(1, 3, 5))
+    env = games.make("nim", heaps=(1, 3, 5))
     state = env.state_from_heaps(jnp.int32([1, 3, 5]))
     for action in _actions(opponents.nim_oracle_policy(env.max_heap), state):
         heap, take = divmod(action, env.max_heap)
@@ -197,9 +197,9 @@ def test_search_policy_takes_an_immediate_win_and_plays_legal_moves(config, play
 def test_opponents_for_names():
     assert set(opponents.opponents_for("connect_four")) == {"random", "minimax2"}
     assert set(opponents.opponents_for("tic_tac_toe")) == {"random", "perfect", "minimax2"}
-    assert set(opponents.opponents_for("nim", envs.make("nim", heaps=(1, 2)))) == {"random", "oracle"}
+    assert set(opponents.opponents_for("nim", games.make("nim", heaps=(1, 2)))) == {"random", "oracle"}
     with pytest.raises(ValueError):
-        opponents.opponents_for("nim", envs.make("connect_four"))
+        opponents.opponents_for("nim", games.make("connect_four"))
 
 
 def _brute_force_minimax2(env, state):
@@ -221,7 +221,7 @@ def _brute_force_minimax2(env, state):
 def test_minimax_over_legal_moves_matches_brute_force_on_gardner_chess():
     from pgx import gardner_chess  # pylint: disable=g-import-not-at-top
 
-    env = envs.make("gardner_chess")
+    env = games.make("gardner_chess")
     # White mates with Qa4 (the king on b3 guards a4 and b4, the queen covers b5).
     mate_in_one = gardner_chess.State._from_fen("k4/4Q/1K3/5/5 w - - 0 1")  # pylint: disable=protected-access
     positions = [mate_in_one]

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import envs, networks, planning, search
+from azdb_jax import games, networks, planning, search
 
 NEG_INF = -np.inf
 
@@ -148,7 +148,7 @@ def test_rules_match_a_numpy_reference_on_random_statistics():
 
 @functools.lru_cache(maxsize=None)
 def _ttt_setup():
-    env = envs.make("tic_tac_toe")
+    env = games.make("tic_tac_toe")
     net = networks.make_network(networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8),
                                 num_actions=env.num_actions, num_players=3)
     states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(3), 2))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from azdb_jax import matchmaking, reproduction
-from azdb_jax.envs import board_interop
+from azdb_jax import games as games_lib
 from azdb_jax.envs.gardner_board import GardnerBoard
 from azdb_jax.evaluation import occupancy as occupancy_lib
 from azdb_jax.figures import matchmaking as figures_matchmaking
@@ -57,7 +57,7 @@ def test_occupancy_notebook_matches_games_replayed_on_boards(ci_results):
 
     run = summary["arms"]["azdb"]["runs"][0]
     occupancy = np.asarray(run["occupancy"])  # [n, 2, 12, 5, 5]
-    game = board_interop.for_env("gardner_chess")
+    game = games_lib.board_game("gardner_chess")
     for player in range(run["num_players"]):
         sums, counts = np.zeros((2, 12, 5, 5)), np.zeros(2)
         games = [r for r in report["rows"] if r["run"] == run["run"] and r["player"] == player]

@@ -15,8 +15,7 @@ import jax
 import numpy as np
 import pytest
 
-from azdb_jax import adjudication, envs, opponents, reproduction
-from azdb_jax.envs import board_interop
+from azdb_jax import adjudication, games, opponents, reproduction
 from azdb_jax.envs.gardner_board import GardnerBoard
 from azdb_jax.evaluation import matches as matches_lib
 from azdb_jax.figures import matches as figures_matches
@@ -78,7 +77,7 @@ def test_matches_notebook_games_replay_and_numbers_recompute(ci_results):
     pairing = summary["pairings"][0]
     n = pairing["num_players"]
     agents = [f"player_{j}" for j in range(n)] + ["team_gap"]
-    game = board_interop.for_env("gardner_chess")
+    game = games.board_game("gardner_chess")
 
     # Every game replayed on a GardnerBoard: legal moves, its end or the material adjudication.
     for row in rows:
@@ -156,7 +155,7 @@ def test_matches_notebook_games_replay_and_numbers_recompute(ci_results):
 
 
 def test_match_adjudication_and_records_by_hand():
-    env = envs.make("gardner_chess")
+    env = games.make("gardner_chess")
     random = opponents.uniform_random_policy()
     kwargs = dict(seeds=(0, 1), max_plies=6, rng_key=jax.random.PRNGKey(3))
     plain = matches_lib.play_match(env, random, None, random, None, **kwargs)

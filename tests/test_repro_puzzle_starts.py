@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from azdb_jax import reproduction, runner
-from azdb_jax.envs import board_interop
-from azdb_jax.envs import start_positions as start_positions_lib
+from azdb_jax import games
+from azdb_jax import start_positions as start_positions_lib
 from azdb_jax.envs.gardner_board import GardnerBoard
 from azdb_jax.evaluation import loading
 from azdb_jax.figures import puzzle_starts as figures_puzzle_starts
@@ -183,7 +183,7 @@ def test_puzzle_starts_move_bars_are_the_networks_view(ci_results):
     simulations = results.scale.eval.simulations
     assert [p["figure"] for p in summary["positions"]] == ["fig4", "fig4", "fig20", "fig20"]
     lines = _puzzle_lines()
-    interop = board_interop.for_env("gardner_chess")
+    interop = games.board_game("gardner_chess")
     for index, position in enumerate(summary["positions"]):
         board = GardnerBoard(position["fen"])
         fen, line = lines[position["puzzle"]]

@@ -11,11 +11,12 @@ import jax
 import numpy as np
 import pytest
 
+from azdb_jax import games
 from azdb_jax import presets, reproduction, runner
 from azdb_jax.config import StartPositionsConfig
 from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs import gardner_interop
-from azdb_jax.envs import start_positions as sp
+from azdb_jax import start_positions as sp
 from azdb_jax.envs.gardner_board import GardnerBoard
 from azdb_jax.reproduction import parallel, scales
 
@@ -206,7 +207,7 @@ def test_runs_trained_in_worker_processes_equal_runs_trained_in_process(tmp_path
 
 
 def test_gardner_sources_load_every_puzzle_with_its_group():
-    records = sp.FEN_GAMES["gardner_chess"].load_records("gardner:mate_in_2")
+    records = games.get("gardner_chess").start_positions.load_records("gardner:mate_in_2")
     rows = _data_rows("mate_in_2")
     assert len(records) == len(rows)
     assert {r.group for r in records} == {"gardner:mate_in_2"}
@@ -217,9 +218,9 @@ def test_gardner_sources_load_every_puzzle_with_its_group():
     board.push_uci(moves[0])
     assert records[0].fen == board.fen() and records[0].line == tuple(moves[1:])
     with pytest.raises(ValueError, match="packaged Gardner sets are"):
-        sp.FEN_GAMES["gardner_chess"].load_records("gardner:mate_in_9")
+        games.get("gardner_chess").start_positions.load_records("gardner:mate_in_9")
     with pytest.raises(FileNotFoundError, match="positions file not found"):
-        sp.FEN_GAMES["gardner_chess"].load_records("/nonexistent/puzzles.csv")
+        games.get("gardner_chess").start_positions.load_records("/nonexistent/puzzles.csv")
 
 
 def test_gardner_line_positions_lead_to_the_mate(fsf_path):
@@ -228,7 +229,7 @@ def test_gardner_line_positions_lead_to_the_mate(fsf_path):
 
     from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
 
-    game = sp.FEN_GAMES["gardner_chess"]
+    game = games.get("gardner_chess").start_positions
     with fairy_stockfish.FairyStockfish(fsf_path) as engine:
         for record in game.load_records("gardner:mate_in_2")[:6]:
             positions = game.line_positions(record.fen, record.line)
@@ -246,7 +247,7 @@ def test_gardner_start_states_have_the_engines_legal_moves(fsf_path):
     config = StartPositionsConfig(sources=("gardner:only_move",), split="none")
     positions = sp.load_start_positions("gardner_chess", config)
     fens = [p.fen for p in positions.train[:8]]
-    states = sp.FEN_GAMES["gardner_chess"].states_from_fens(pgx.make("gardner_chess"), fens)
+    states = games.get("gardner_chess").start_positions.states_from_fens(pgx.make("gardner_chess"), fens)
     with fairy_stockfish.FairyStockfish(fsf_path) as engine:
         for i, fen in enumerate(fens):
             state = jax.tree.map(lambda x, i=i: x[i], states)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from azdb_jax import config as config_lib
-from azdb_jax import envs, presets, runner
+from azdb_jax import games, presets, runner
 from azdb_jax.evaluation import loading, move_choices, run_summary
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -34,7 +34,7 @@ def test_compare_moves_by_hand():
 
 
 def test_random_positions_are_playable_and_vary():
-    env = envs.make("connect_four")
+    env = games.make("connect_four")
     states = move_choices.random_positions(env, 32, jax.random.PRNGKey(0), max_plies=6)
     assert not np.asarray(states.terminated).any()
     plies = np.asarray(states._step_count)

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import diversity, envs, features, networks, search
+from azdb_jax import diversity, features, games, networks, search
 from azdb_jax.envs import chess_interop
 from azdb_jax.networks import NetOutput
 
@@ -52,7 +52,7 @@ def _mates(board, move):
 
 
 def test_puct_finds_mate_in_one_in_chess():
-    env = envs.make("chess")
+    env = games.make("chess")
     positions = _mate_positions()
     assert len(positions) >= 3
     states = chess_interop.states_from_fens([fen for fen, _ in positions])
@@ -80,7 +80,7 @@ def test_negamax_signs_on_two_ply_tree():
     # Root child c = [1 counter left]: value 0.25 for the opponent to move (1 ply), and
     # one move to a terminal state that pays the opponent +1 (2 plies). For the root
     # player, Q(root, a) after n visits = (-0.25 + (n - 1) * (-1)) / n.
-    env = envs.make("nim", heaps=(1, 1))
+    env = games.make("nim", heaps=(1, 1))
     state = jax.vmap(lambda k: env.state_from_heaps(jnp.int32([1, 1]), 0))(jax.random.split(jax.random.PRNGKey(0), 1))
     config = search.SearchConfig(num_simulations=7, unvisited_q=0.0)
     out = search.run_search(env, _uniform_net(env.num_actions, _nim_value_one_counter), None, jax.random.PRNGKey(1),
@@ -97,7 +97,7 @@ def test_negamax_signs_on_two_ply_tree():
 
 @functools.lru_cache(maxsize=None)
 def _ttt_setup(num_players=3):
-    env = envs.make("tic_tac_toe")
+    env = games.make("tic_tac_toe")
     net = networks.make_network(networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8),
                                 num_actions=env.num_actions, num_players=num_players)
     states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(3), 4))
@@ -169,7 +169,7 @@ def test_root_statistics_prior_is_clean_and_invalid_actions_never_visited():
 def test_root_noise_is_dirichlet_over_the_legal_moves_only():
     from scipy import stats as scipy_stats
 
-    env = envs.make("chess")
+    env = games.make("chess")
     states = chess_interop.states_from_fens([chess.STARTING_FEN] * 2)  # 20 legal moves of 4,672 actions
     legal = np.asarray(states.legal_action_mask)
     config = search.SearchConfig(num_simulations=4)
@@ -228,7 +228,7 @@ def test_intrinsic_mix_on_two_ply_tree():
     # intrinsic term on its turn (SPEC §1.8). Leaves: the child (opponent to move) is
     # worth λ·v = 0.5 * 0.25; the root (P to move) λ·v + (1 − λ)·v_d = 0.5 * 0 + 0.5 * 0.6.
     # So after n visits Q(root, a) = (1 − λ) r_d(a) − (λ v_c + (n − 1) λ) / n.
-    env = envs.make("nim", heaps=(1, 1))
+    env = games.make("nim", heaps=(1, 1))
     state = jax.vmap(lambda k: env.state_from_heaps(jnp.int32([1, 1]), 0))(jax.random.split(jax.random.PRNGKey(0), 1))
     weights = jnp.float32([0.4, -0.2, 0.0, 0.0])  # φ = one-hot heaps [heap0 = 0, 1, heap1 = 0, 1]
 
@@ -239,7 +239,7 @@ def test_intrinsic_mix_on_two_ply_tree():
 
     lam, config = 0.5, search.SearchConfig(num_simulations=9, unvisited_q=0.0)
     out = search.run_search(env, apply, None, jax.random.PRNGKey(3), state, jnp.zeros(1, jnp.int32),
-                            jnp.full(1, lam), config=config, add_noise=False, feature_fn=features.nim_features,
+                            jnp.full(1, lam), config=config, add_noise=False, feature_fn=games.get("nim").features,
                             intrinsic_reward_fn=lambda w, phi, player: jnp.dot(w, phi), hook_params=weights)
     visits = np.asarray(out.visits[0])
     q = np.asarray(out.qvalues[0])
@@ -257,12 +257,12 @@ def test_intrinsic_mix_on_two_ply_tree():
 
 
 def _nim_two_ply(apply, lam, *, opponent_model="self", opponent=None, num_simulations=9, reward_weights=None):
-    env = envs.make("nim", heaps=(1, 1))
+    env = games.make("nim", heaps=(1, 1))
     state = jax.vmap(lambda k: env.state_from_heaps(jnp.int32([1, 1]), 0))(jax.random.split(jax.random.PRNGKey(0), 1))
     config = search.SearchConfig(num_simulations=num_simulations, unvisited_q=0.0, opponent_model=opponent_model)
     hooks = {}
     if reward_weights is not None:
-        hooks = dict(feature_fn=features.nim_features, intrinsic_reward_fn=lambda w, phi, player: jnp.dot(w, phi),
+        hooks = dict(feature_fn=games.get("nim").features, intrinsic_reward_fn=lambda w, phi, player: jnp.dot(w, phi),
                      hook_params=reward_weights)
     return search.run_search(env, apply, None, jax.random.PRNGKey(3), state, jnp.zeros(1, jnp.int32),
                              jnp.full(1, lam), config=config, add_noise=False, opponent=opponent, **hooks)
@@ -325,7 +325,7 @@ def test_search_alone_finds_gardner_mates_for_both_colours(algorithm):
     # and reward signs and the side-to-move convention on Gardner chess.
     from pgx import gardner_chess  # pylint: disable=g-import-not-at-top
 
-    env = envs.make("gardner_chess")
+    env = games.make("gardner_chess")
     fens = ["k4/4Q/1K3/5/5 w - - 0 1",  # Qa4#
             "5/5/1k3/4q/K4 b - - 0 1"]  # ...Qa2#
     states = jax.tree.map(lambda *x: jnp.stack(x),

@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import diversity, envs, features, matchmaking, networks, search, selfplay
-from azdb_jax.envs.start_positions import make_start_sampler
+from azdb_jax import diversity, features, games, matchmaking, networks, search, selfplay
+from azdb_jax.start_positions import make_start_sampler
 
 NUM_PLAYERS = 3
 BATCH = 12
@@ -16,7 +16,7 @@ BATCH = 12
 
 @functools.lru_cache(maxsize=None)
 def _setup():
-    env = envs.make("tic_tac_toe")
+    env = games.make("tic_tac_toe")
     net = networks.make_network(networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8),
                                 num_actions=env.num_actions, num_players=NUM_PLAYERS)
     params = net.init(jax.random.PRNGKey(0), env.init(jax.random.PRNGKey(0)).observation)
@@ -125,7 +125,7 @@ def test_start_position_sampler_feeds_new_games():
     with pytest.raises(ValueError, match="only defined for chess"):
         make_start_sampler(env, starts, initial_prob=0.5, halfmove_clocks=(0, 20))
     with pytest.raises(ValueError, match="not states of env"):
-        make_start_sampler(env, jax.vmap(envs.make("nim").init)(jax.random.split(jax.random.PRNGKey(0), 2)),
+        make_start_sampler(env, jax.vmap(games.make("nim").init)(jax.random.split(jax.random.PRNGKey(0), 2)),
                            initial_prob=0.5)
     with pytest.raises(ValueError, match="stacked State"):
         make_start_sampler(env, env.init(jax.random.PRNGKey(0)), initial_prob=0.5)
@@ -134,7 +134,7 @@ def test_start_position_sampler_feeds_new_games():
 def test_chess_start_positions_with_halfmove_augmentation():
     from azdb_jax.envs import chess_interop  # pylint: disable=g-import-not-at-top
 
-    env = envs.make("chess")
+    env = games.make("chess")
     positions = chess_interop.states_from_fens(["8/8/8/4k3/8/8/4P3/4K3 w - - 0 40",
                                                 "r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 7 30"])
     init_fn = jax.jit(make_start_sampler(env, positions, initial_prob=0.0, halfmove_clocks=(20, 40)))
@@ -148,7 +148,7 @@ def test_chess_start_positions_with_halfmove_augmentation():
 def test_gardner_start_positions_with_halfmove_augmentation():
     from azdb_jax.envs import gardner_interop  # pylint: disable=g-import-not-at-top
 
-    env = envs.make("gardner_chess")
+    env = games.make("gardner_chess")
     positions = gardner_interop.states_from_fens(["k4/5/5/5/3RK w - - 3 20", "2k2/P4/NR2P/5/4K b - - 4 19"])
     init_fn = jax.jit(make_start_sampler(env, positions, initial_prob=0.0, halfmove_clocks=(20, 98)))
     clocks = {int(init_fn(k)._halfmove_count) for k in jax.random.split(jax.random.PRNGKey(0), 16)}

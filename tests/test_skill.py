@@ -16,7 +16,8 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import skill_stub  # noqa: E402  pylint: disable=g-import-not-at-top
-from azdb_jax import arena, envs  # noqa: E402
+from azdb_jax import arena  # noqa: E402
+from azdb_jax import games as games_lib  # noqa: E402
 from azdb_jax.envs import chess_interop, gardner_interop  # noqa: E402
 from azdb_jax.skill import agents, frameworks, measures  # noqa: E402
 
@@ -46,7 +47,7 @@ def _batch(state):
 
 
 def test_chess_piece_types_and_brain_options_match_python_chess():
-    env = envs.make("chess")
+    env = games_lib.make("chess")
     types_fn = jax.jit(lambda s: frameworks.action_piece_types(env, s))
     options_fn = jax.jit(lambda s: frameworks.brain_options(env, s))
     for board in _random_chess_boards(24, seed=0):
@@ -67,7 +68,7 @@ def _gardner_piece_at(fen: str, square: str) -> int:
 
 
 def test_gardner_piece_types_match_the_fen():
-    env = envs.make("gardner_chess")
+    env = games_lib.make("gardner_chess")
     types_fn = jax.jit(lambda s: frameworks.action_piece_types(env, s))
     step = jax.jit(env.step)
     state = env.init(jax.random.PRNGKey(0))
@@ -87,7 +88,7 @@ def test_gardner_piece_types_match_the_fen():
 
 
 def test_stt_coin_is_fair_and_reproducible():
-    env = frameworks.StochasticTagTeam(envs.make("tic_tac_toe"))
+    env = frameworks.StochasticTagTeam(games_lib.make("tic_tac_toe"))
     coins = np.stack([frameworks.senior_moves(env.init(jax.random.PRNGKey(k)).coin_key, 50) for k in range(80)])
     share = coins.mean()
     assert abs(share - 0.5) < 4 * np.sqrt(0.25 / coins.size), share  # 4,000 coins
@@ -127,7 +128,7 @@ def _last_legal(params, key, state):
 
 
 def test_stt_team_moves_follow_the_coins_and_games_are_legal_chess():
-    env = envs.make("chess")
+    env = games_lib.make("chess")
     team = agents.tag_team(_first_legal, _last_legal)  # senior: lowest action id; junior: highest
     uniform = agents.sampling_policy(_uniform_model)
     alter = agents.tag_team(uniform, uniform)
@@ -154,7 +155,7 @@ def test_stt_team_moves_follow_the_coins_and_games_are_legal_chess():
 
 
 def test_hand_plays_only_the_named_piece_type():
-    env = envs.make("chess")
+    env = games_lib.make("chess")
     boards = _random_chess_boards(32, seed=2)
     states = chess_interop.states_from_boards(boards)
 
@@ -173,7 +174,7 @@ def test_hand_plays_only_the_named_piece_type():
 
 
 def test_brain_from_policy_names_the_moved_piece():
-    env = envs.make("chess")
+    env = games_lib.make("chess")
     boards = _random_chess_boards(8, seed=3)
     states = chess_interop.states_from_boards(boards)
     named = np.asarray(agents.brain_from_policy(env, _last_legal)(None, jax.random.PRNGKey(0), states))
@@ -200,7 +201,7 @@ def test_stt_expector_equals_enumeration_of_the_coin_strings(junior_top_k, openi
     # (4, 0): X to move, wins reachable two plies on; (4, 0, 2, 1): X wins at once with
     # 6; (4, 0, 2): O to move, most replies let X win on the next ply (every move of
     # every junior counted: top 9 of at most 6).
-    env = envs.make("tic_tac_toe")
+    env = games_lib.make("tic_tac_toe")
     apply, weights = skill_stub.stub_network(env, seed=0)
     models = agents.STTModels(
         value=agents.network_value(apply, player=0),
@@ -257,7 +258,7 @@ def test_stt_expector_equals_enumeration_of_the_coin_strings(junior_top_k, openi
 def test_batched_expector_and_team_play_each_game_as_alone():
     # The expector's batched form (one look-ahead batch for all games, chunks of pairs,
     # rows outside ``active`` skipped) gives every game the move its per-game call gives.
-    env = envs.make("tic_tac_toe")
+    env = games_lib.make("tic_tac_toe")
     apply, weights = skill_stub.stub_network(env, seed=1)
     models = agents.STTModels(agents.network_value(apply), agents.network_move_model(apply, player=1),
                               agents.network_move_model(apply), agents.network_move_model(apply, player=2),
@@ -306,7 +307,7 @@ def test_batched_expector_and_team_play_each_game_as_alone():
 
 
 def test_hb_expector_equals_enumeration_over_the_hands_moves():
-    env = envs.make("gardner_chess")
+    env = games_lib.make("gardner_chess")
     apply, weights = skill_stub.stub_network(env, seed=1)
     models = agents.HBModels(value=agents.network_value(apply), hand=agents.network_move_model(apply, player=1))
     params = agents.HBModels(weights, weights)
@@ -339,7 +340,7 @@ def test_hb_expector_equals_enumeration_over_the_hands_moves():
 
 
 def test_move_losses_match_a_hand_replay():
-    env = envs.make("tic_tac_toe")
+    env = games_lib.make("tic_tac_toe")
     apply, weights = skill_stub.stub_network(env, seed=2)
     value = agents.network_value(apply)
     uniform = agents.sampling_policy(_uniform_model)
@@ -374,7 +375,7 @@ def test_move_losses_match_a_hand_replay():
 
 
 def test_hb_games_are_legal_chess_and_scored_from_the_focal_side():
-    env = envs.make("chess")
+    env = games_lib.make("chess")
 
     random_brain, hand = _random_brain(env), _uniform_model
     team = agents.hand_and_brain(env, random_brain, hand)

@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import skill_stub  # noqa: E402  pylint: disable=g-import-not-at-top
-from azdb_jax import envs  # noqa: E402
+from azdb_jax import games as games_lib  # noqa: E402
 from azdb_jax.skill import frameworks  # noqa: E402
 
 
@@ -74,7 +74,7 @@ def test_stt_framework_selfplay_follows_the_coins_and_replays():
     from azdb_jax import search as search_lib  # pylint: disable=g-import-not-at-top
     from azdb_jax.skill import attuned  # pylint: disable=g-import-not-at-top
 
-    env = envs.make("tic_tac_toe")
+    env = games_lib.make("tic_tac_toe")
     apply, weights = skill_stub.stub_network(env, seed=3)
     config = search_lib.SearchConfig(algorithm="gumbel", num_simulations=4, max_num_considered_actions=4)
     play = jax.jit(attuned.framework_selfplay(env, "stt", apply, config, _lowest_index_junior, max_plies=9))

@@ -20,7 +20,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import config as config_lib, data, runner  # noqa: E402
 from azdb_jax.envs import chess_interop  # noqa: E402
-from azdb_jax.envs import start_positions as sp  # noqa: E402
+from azdb_jax import start_positions as sp  # noqa: E402
 from azdb_jax.presets import get_preset  # noqa: E402
 
 LICHESS = ("puzzles", "lichess_puzzles_kagi_1000_random.csv")

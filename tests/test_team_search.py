@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import diversity, envs, features, networks, planning, runner, search  # noqa: E402
+from azdb_jax import diversity, features, games, networks, planning, runner, search  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
 from azdb_jax.evaluation import loading, matches, team as team_lib  # noqa: E402
 from azdb_jax.evaluation.team import Team  # noqa: E402
@@ -69,7 +69,7 @@ def _nim_stub(obs_counters_at_root: int = 3):
 
 
 def _nim_team(**kwargs) -> Team:
-    env = envs.make("nim", heaps=NIM_HEAPS)
+    env = games.make("nim", heaps=NIM_HEAPS)
     # unvisited Q at the top of the range: 3 simulations visit each of the 3 root moves once.
     config = search.SearchConfig(num_simulations=3, unvisited_q=1.0)
     return Team(env=env, apply_fn=_nim_stub(), params=None, num_players=2, search_config=config,
@@ -262,7 +262,7 @@ def test_puzzle_reports_label_the_ablation_and_player_0_is_unchanged(tmp_path):
                                 num_actions=4672, num_players=2)
     params = net.init(jax.random.PRNGKey(0), np.zeros((8, 8, 119), np.float32))
     psi = np.asarray(jax.random.uniform(jax.random.PRNGKey(1), (2, 772)) * 0.1)
-    team = Team(env=envs.make("chess"), apply_fn=net.apply, params=params, num_players=2,
+    team = Team(env=games.make("chess"), apply_fn=net.apply, params=params, num_players=2,
                 search_config=search.SearchConfig(num_simulations=8), lambdas=(1.0, 0.2), psi=psi, l0=0.5,
                 name="tiny")
     path = tmp_path / "sts.epd"

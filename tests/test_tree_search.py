@@ -9,8 +9,8 @@ import mctx
 import numpy as np
 import pytest
 
-from azdb_jax import envs, networks, search, tree_search
-from azdb_jax.envs import chess_interop, search_state
+from azdb_jax import games, networks, search, search_state, tree_search
+from azdb_jax.envs import chess_interop
 
 
 def test_legal_slots_by_hand():
@@ -37,7 +37,7 @@ def test_slot_logits_and_root_scatter():
 
 @functools.lru_cache(maxsize=None)
 def _setup(game, batch=4, plies=3, channels=8):
-    env = envs.make(game)
+    env = games.make(game)
     net = networks.make_network(networks.NetworkConfig(channels=channels, num_blocks=1, value_hidden=8),
                                 num_actions=env.num_actions, num_players=2)
     states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(3), batch))
@@ -82,7 +82,7 @@ def test_compact_tree_equals_full_width_tree(game, slots, algorithm):
 
 
 def test_compact_tree_equals_full_width_tree_on_chess():
-    env = envs.make("chess")
+    env = games.make("chess")
     fens = [chess.STARTING_FEN, "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 4 4"]
     states = chess_interop.states_from_fens(fens)
     net = networks.make_network(networks.NetworkConfig(channels=4, num_blocks=0, value_hidden=4),
@@ -131,7 +131,7 @@ def test_puct_matches_mctx_muzero_policy():
 def test_packed_states_step_exactly_like_the_originals(game):
     # Random playouts: stepping unpack(pack(s)) gives the same next state as stepping s,
     # field for field (repetition draws and all), and a packed chess state is small.
-    env = envs.make(game)
+    env = games.make(game)
     state_codec = search_state.codec(env)
     step = jax.jit(jax.vmap(env.step))
     batch = 64

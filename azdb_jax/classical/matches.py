@@ -21,7 +21,7 @@ import chess
 import numpy as np
 import tqdm
 
-from azdb_jax.envs import board_interop
+from azdb_jax import games
 from azdb_jax.evaluation.matches import MatchResult, tally
 
 __all__ = ["play_host_match", "game_over", "gardner_starts", "chess_starts", "match_record",
@@ -58,12 +58,12 @@ def play_host_match(player_a: Player, player_b: Player, start_fens: Sequence[Opt
     Returns:
       ``MatchResult`` with games ordered (start, A first / A second); ``seed`` is 0.
     """
-    game = board_interop.for_env(env_id)
+    game = games.board_game(env_id)
     if not start_fens:
         raise ValueError("play_host_match needs at least one start position")
     rows = {k: [] for k in ("start", "a_first", "result", "finished", "length", "actions", "white")}
-    games = [(s, a_first) for s in range(len(start_fens)) for a_first in (True, False)]
-    for index, (start, a_first) in enumerate(tqdm.tqdm(games, desc=f"{names[0]} vs {names[1]}", disable=not progress)):
+    schedule = [(s, a_first) for s in range(len(start_fens)) for a_first in (True, False)]
+    for index, (start, a_first) in enumerate(tqdm.tqdm(schedule, desc=f"{names[0]} vs {names[1]}", disable=not progress)):
         board = game.new_board(start_fens[start])
         white_start = board.turn == chess.WHITE
         a_white = white_start == a_first

@@ -51,9 +51,9 @@ def alphabeta_policy(env: pgx.core.Env, spec: Any) -> Any:
     Raises:
       ValueError: a bad spec, or a game without boards (connect four, Nim, ...).
     """
-    from azdb_jax.envs import board_interop  # pylint: disable=g-import-not-at-top
+    from azdb_jax import games  # pylint: disable=g-import-not-at-top
 
-    game = board_interop.for_env(env)
+    game = games.board_game(env)
     player = player_lib.player_from_spec(spec) if isinstance(spec, str) else spec
     make = chess.Board if env.id == "chess" else _gardner_position
 

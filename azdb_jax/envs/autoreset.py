@@ -27,7 +27,7 @@ def step_autoreset(
     """Steps one game and restarts it if the step ended it.
 
     Args:
-      env: the env (``azdb_jax.envs.make``).
+      env: the env (``azdb_jax.games.make``).
       state: one game's state (vmap for a batch). If it carries the end flags of the
         previous game (a state this function just reset), they are cleared first.
       action: the action to play.

@@ -6,15 +6,20 @@ batched pgx states. `BoardGame` bundles what they need per game, so they have on
 path for both: a board from a FEN, the env exact for a set of boards, stacked states,
 and action id <-> UCI conversions.
 
->>> game = for_env("gardner_chess")
->>> board = game.new_board(None)          # the start position
->>> states = game.states_from_boards([board])
+A game's record names its `BoardGame` (``Game.board``); ``azdb_jax.games.board_game``
+finds it for an env:
+
+>>> game = games.board_game("gardner_chess")   # GARDNER
+>>> board = game.new_board(None)                # the start position
+>>> states = game.states_from_boards([board], max_pieces=16)
 """
 
 import dataclasses
 from typing import Any, Callable, Optional, Sequence
 
 import chess
+import jax
+import jax.numpy as jnp
 import pgx.core
 
 from azdb_jax.envs import chess_interop, gardner_interop
@@ -22,7 +27,7 @@ from azdb_jax.envs.chess import DEFAULT_MAX_PIECES, Chess
 from azdb_jax.envs.gardner import GardnerChess
 from azdb_jax.envs.gardner_board import GardnerBoard
 
-__all__ = ["BoardGame", "for_env", "ENV_IDS"]
+__all__ = ["BoardGame", "CHESS", "GARDNER"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +46,15 @@ class BoardGame:
       action_to_uci: ``(action id, board) -> UCI`` of a legal action.
       move_to_action: ``(chess.Move, board) -> action id`` of a legal move.
       state_to_fen: ``state -> FEN`` of one (unbatched) state.
+      board_size: squares per side (8, 5); an action is ``origin square * planes + plane``
+        with ``planes = num_actions / board_size²``, and φ starts with 12 piece planes of
+        ``board_size²`` squares each (``azdb_jax.games.planes``).
+      colour_to_move: ``state -> 0 (White) or 1 (Black)``, one state or a batch.
+      pgn: python-chess replays the game's moves, so matches are written as PGN
+        (``envs.chess_pgn``); otherwise as plain records.
+      reference_engine: the UCI engine that judges the game's positions and plays it at
+        known strengths: ``"stockfish"`` or ``"fairy_stockfish"`` (its ``UCI_Variant`` is
+        ``variant``).
     """
 
     env_id: str
@@ -52,6 +66,10 @@ class BoardGame:
     action_to_uci: Callable[[int, Any], str]
     move_to_action: Callable[[chess.Move, Any], int]
     state_to_fen: Callable[[pgx.core.State], str]
+    board_size: int
+    colour_to_move: Callable[[pgx.core.State], jax.Array]
+    pgn: bool
+    reference_engine: str
 
 
 CHESS = BoardGame(
@@ -64,6 +82,10 @@ CHESS = BoardGame(
     action_to_uci=chess_interop.action_to_uci,
     move_to_action=chess_interop.move_to_action,
     state_to_fen=chess_interop.state_to_fen,
+    board_size=8,
+    colour_to_move=lambda state: state._x.color.astype(jnp.int32),  # pylint: disable=protected-access
+    pgn=True,
+    reference_engine="stockfish",
 )
 
 GARDNER = BoardGame(
@@ -76,16 +98,8 @@ GARDNER = BoardGame(
     action_to_uci=lambda action, board: gardner_interop.action_to_uci(action, board.state),
     move_to_action=lambda move, board: gardner_interop.uci_to_action(move.uci(), board.state),
     state_to_fen=gardner_interop.state_to_fen,
+    board_size=5,
+    colour_to_move=lambda state: state._turn.astype(jnp.int32),  # pylint: disable=protected-access
+    pgn=False,
+    reference_engine="fairy_stockfish",
 )
-
-_GAMES = {game.env_id: game for game in (CHESS, GARDNER)}
-ENV_IDS = tuple(_GAMES)
-
-
-def for_env(env: Any) -> BoardGame:
-    """The `BoardGame` of an env or env id; ValueError for games without boards and FENs."""
-    env_id = env if isinstance(env, str) else getattr(env, "id", env)
-    try:
-        return _GAMES[env_id]
-    except KeyError:
-        raise ValueError(f"{env_id!r} has no board interop; games with boards: {', '.join(ENV_IDS)}") from None

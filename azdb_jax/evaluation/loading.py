@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from azdb_jax import runner
+from azdb_jax import runs
 from azdb_jax.evaluation import team as team_lib
 
 
@@ -34,7 +34,7 @@ def load_team(workdir, *, step: Optional[int] = None, num_players: Optional[int]
       ValueError: the team size differs from ``num_players``.
     """
     workdir = pathlib.Path(workdir)
-    config, components, state = runner.load_run(workdir, step)
+    config, components, state = runs.load_run(workdir, step)
     saved_step = int(state.iteration)
     search_config = dataclasses.replace(config.search, num_simulations=num_simulations or config.run.eval_simulations)
     default_name = f"{workdir.name}@{saved_step}" + ("/extrinsic_only" if extrinsic_only else "")

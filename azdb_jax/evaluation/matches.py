@@ -31,16 +31,18 @@ import numpy as np
 import pgx.core
 import tqdm
 
-from azdb_jax import arena, opponents, planning, ratings
-from azdb_jax.envs import board_interop, chess_interop
+from azdb_jax import arena, games, opponents, planning, ratings
+from azdb_jax.envs import chess_interop
 from azdb_jax.evaluation import team as team_lib
 from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
 Policy = opponents.Policy
 
-CHESS_IDS = ("chess",)  # games whose matches have PGN records
-COLOUR_IDS = ("chess", "gardner_chess")  # games whose matches have White and Black
+# Games whose matches are written as PGN, and games whose matches have White and Black
+# (the games with boards: ``Game.board``).
+CHESS_IDS = tuple(game.id for game in games.REGISTRY if game.board is not None and game.board.pgn)
+COLOUR_IDS = games.BOARD_IDS
 
 
 # ------------------------------------------------------------------ agents
@@ -242,7 +244,7 @@ def _white_to_move(env: pgx.core.Env, starts: Optional[pgx.core.State], num_star
         return None
     if starts is None:
         return np.ones(num_starts, bool)
-    return np.asarray(starts._x.color if env.id == "chess" else starts._turn) == 0
+    return np.asarray(games.board_game(env).colour_to_move(starts)) == 0
 
 
 def _colours(a_first: np.ndarray, start_index: np.ndarray, white_to_move: Optional[np.ndarray]) -> np.ndarray:
@@ -375,7 +377,7 @@ def play_engine_match(
     seeds = check_seeds(seeds)
     if not start_fens:
         raise ValueError("play_engine_match needs at least one start position")
-    game = board_interop.for_env("chess" if env is None else env)
+    game = games.board_game("chess" if env is None else env)
     boards0 = [game.new_board(f) for f in start_fens]
     max_pieces = game.required_max_pieces(boards0)
     env = game.make_env(max_pieces) if env is None else env

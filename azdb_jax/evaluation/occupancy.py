@@ -25,6 +25,7 @@ import numpy as np
 import pgx.core
 
 from azdb_jax import arena, features
+from azdb_jax import games as games_lib  # `games` names played games here
 from azdb_jax.evaluation import matches
 from azdb_jax.evaluation.team import Team
 
@@ -33,7 +34,6 @@ Array = jax.Array
 PIECES = ("P", "N", "B", "R", "Q", "K", "p", "n", "b", "r", "q", "k")  # φ's plane order
 COLOURS = ("white", "black")
 CASTLING = ("W O-O", "W O-O-O", "B O-O", "B O-O-O")  # φ's last 4 entries on chess
-BOARD_SIZES = {"chess": 8, "gardner_chess": 5}
 
 
 class SelfPlayGames(NamedTuple):
@@ -52,20 +52,22 @@ class GameFeatures(NamedTuple):
     counts: np.ndarray  # [G, 2] number of such moves
 
 
+def _board(env_id: str):
+    board = games_lib.get(env_id).board
+    if board is None:
+        raise ValueError(f"piece occupancy needs a game with a board ({' or '.join(games_lib.BOARD_IDS)}), "
+                         f"got {env_id!r}")
+    return board
+
+
 def board_size(env_id: str) -> int:
     """Squares per side of the game's board; ValueError for games without piece planes."""
-    if env_id not in BOARD_SIZES:
-        raise ValueError(f"piece occupancy needs chess or gardner_chess, got {env_id!r}")
-    return BOARD_SIZES[env_id]
+    return _board(env_id).board_size
 
 
 def colour_to_move(env_id: str, state: pgx.core.State) -> Array:
     """0 when White is to move, 1 when Black is (one state or a batch)."""
-    if env_id == "chess":
-        return state._x.color.astype(jnp.int32)  # pylint: disable=protected-access
-    if env_id == "gardner_chess":
-        return state._turn.astype(jnp.int32)  # pylint: disable=protected-access
-    raise ValueError(f"piece occupancy needs chess or gardner_chess, got {env_id!r}")
+    return _board(env_id).colour_to_move(state)
 
 
 # ------------------------------------------------------------------ playing and replaying
@@ -194,7 +196,7 @@ def split_features(env_id: str, vector) -> Dict[str, Optional[np.ndarray]]:
     size = board_size(env_id)
     vector = np.asarray(vector)
     planes = vector[..., :12 * size * size].reshape(vector.shape[:-1] + (12, size, size))
-    castling = vector[..., 12 * size * size:] if env_id == "chess" else None
+    castling = vector[..., 12 * size * size:] if vector.shape[-1] > 12 * size * size else None
     return {"planes": planes, "castling": castling}
 
 

@@ -8,11 +8,12 @@ import csv
 import io
 import json
 import math
-import os
 import pathlib
 from typing import Any, Dict, Mapping, Sequence, Tuple
 
 import numpy as np
+
+from azdb_jax.files import write_atomic  # also importable from here, as before
 
 
 def _plain(value: Any) -> Any:
@@ -28,24 +29,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
-
-
-def write_atomic(path, text: str) -> pathlib.Path:
-    """Writes ``text`` to ``path`` through a temporary file and a rename.
-
-    The temporary file is named for the writing process, so processes of a multi-host
-    run that write the same report never write into each other's file.
-    """
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
 
 
 def write_figure(path, fig, numbers: Mapping[str, Any]) -> pathlib.Path:

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import jax
 import numpy as np
 
+from azdb_jax import games
 from azdb_jax.evaluation import move_choices, reports
 from azdb_jax.evaluation.team import Team
 
@@ -129,11 +130,11 @@ def summarize_run(workdir, *, team: Optional[Team] = None, step: Optional[int] =
     ``reference_games_count``: when > 0, or when the run's metrics hold no evaluation,
     the scores come from that many new games per player and reference (default 64).
     """
-    from azdb_jax import diversity, opponents, runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax import diversity, opponents, runs  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
 
     workdir = pathlib.Path(workdir)
-    config = runner.load_run_config(workdir)
+    config = runs.load_run_config(workdir)
     if team is None:
         team = loading.load_team(workdir, step=step)
     n = team.num_players
@@ -151,7 +152,7 @@ def summarize_run(workdir, *, team: Optional[Team] = None, step: Optional[int] =
     else:
         count = reference_games_count or 64
         scores, tallies = reference_games(team, count + count % 2, jax.random.fold_in(key, 1),
-                                          max_plies=runner.max_plies(team.env))
+                                          max_plies=games.max_plies(team.env))
         scores_from = f"games ({count + count % 2} per reference)"
     iterations, history = distances(records, n)
     upto = [k for k, it in enumerate(iterations) if team.step is None or it <= team.step]

@@ -2,7 +2,7 @@
 
 ``TeamSolver`` implements the ``Solver`` protocol of ``azdb_jax.evaluation.team`` for
 chess positions (python-chess boards) and Gardner chess positions (``GardnerBoard``;
-``azdb_jax.envs.board_interop`` converts either), so the puzzle runners of
+``azdb_jax.games.board_game`` converts either), so the puzzle runners of
 ``azdb_jax.evaluation.puzzles`` score a trained team exactly like a reference engine.
 Each position is searched once per latent (``planning.team_search``: one batched search
 for all ``n`` players, SPEC §1.10) and the answers come out as *columns*:
@@ -38,8 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import envs, planning
-from azdb_jax.envs import board_interop
+from azdb_jax import games, planning
 from azdb_jax.envs.chess import DEFAULT_MAX_PIECES
 from azdb_jax.evaluation.team import SolverOutput, Team
 
@@ -95,10 +94,10 @@ class TeamSolver:
 
     def __init__(self, team: Team, *, rules: Sequence[str] = DEFAULT_RULES, move: str = "visits",
                  homogeneous_copies: Optional[int] = None, batch_size: int = 16, seed: int = 0):
-        if getattr(team.env, "id", None) not in board_interop.ENV_IDS:
-            raise ValueError(f"TeamSolver answers {' or '.join(board_interop.ENV_IDS)} positions; team "
+        if getattr(team.env, "id", None) not in games.BOARD_IDS:
+            raise ValueError(f"TeamSolver answers {' or '.join(games.BOARD_IDS)} positions; team "
                              f"{team.name!r} plays {getattr(team.env, 'id', team.env)!r}")
-        self._game = board_interop.for_env(team.env)
+        self._game = games.board_game(team.env)
         if isinstance(rules, str):
             rules = tuple(name.strip() for name in rules.split(",") if name.strip())
         rules = tuple(rules)
@@ -232,7 +231,7 @@ def prepare_batch(game, boards: Sequence[chess.Board], batch_size: int, env) -> 
 def team_for_pieces(team: Team, max_pieces: int) -> Team:
     """``team`` on the chess move generator for ``max_pieces`` (itself when it already is)."""
     if max_pieces != getattr(team.env, "max_pieces", DEFAULT_MAX_PIECES):
-        return team.with_env(envs.make("chess", max_pieces=max_pieces))
+        return team.with_env(games.board_game(team.env).make_env(max_pieces))
     return team
 
 

@@ -27,9 +27,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import data, planning
+from azdb_jax import data, games, planning
 from azdb_jax.data import gardner
-from azdb_jax.envs import board_interop
 from azdb_jax.evaluation import puzzles, solvers
 from azdb_jax.evaluation.team import SolverOutput, Team
 from azdb_jax.reproduction.results import stderr
@@ -114,7 +113,7 @@ class TrialsSolver:
 
     def __init__(self, team: Team, *, trials: Sequence[int], rules: Sequence[str] = RULES,
                  moves: Sequence[str] = ("visits",), copies: int = 0, batch_size: int = 16, seed: int = SEED):
-        self._game = board_interop.for_env(team.env)
+        self._game = games.board_game(team.env)
         for rule in rules:
             planning.get_rule(rule)
         for move in moves:
@@ -220,7 +219,7 @@ class SeedsSolver:
                  batch_size: int = 16, seed: int = SEED):
         if not teams:
             raise ValueError("SeedsSolver needs at least one team")
-        self._game = board_interop.for_env(teams[0].env)
+        self._game = games.board_game(teams[0].env)
         for rule in rules:
             planning.get_rule(rule)
         self.teams = list(teams)

@@ -43,8 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import adjudication, ratings
-from azdb_jax.envs import board_interop
+from azdb_jax import adjudication, games, ratings
 from azdb_jax.evaluation import loading
 from azdb_jax.evaluation import matches as matches_lib
 from azdb_jax.evaluation import specialisation
@@ -82,7 +81,7 @@ def record(result, decided) -> Dict[str, Any]:
 
 
 def _starts(game: str, env, fens: Sequence[str]):
-    interop = board_interop.for_env(game)
+    interop = games.board_game(game)
     boards = [interop.new_board(f) for f in fens]
     return interop.states_from_boards(boards, max_pieces=getattr(env, "max_pieces", None))
 

@@ -18,7 +18,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from azdb_jax import matchmaking, runner
+from azdb_jax import matchmaking, runs
 from azdb_jax.evaluation import run_summary
 from azdb_jax.reproduction.results import Results, ResultsError
 
@@ -66,7 +66,7 @@ def evaluate(results: Results) -> dict:
     """Evaluates the group into ``results`` (``eval/matchmaking.json|csv``); returns the report."""
     start = time.perf_counter()
     run = results.first_run("azdb")
-    config = runner.load_run_config(run.workdir)
+    config = runs.load_run_config(run.workdir)
     files = graph_files(run.workdir)
     latest = run_summary.latest_graph(run.workdir)
     if latest is None or not files:

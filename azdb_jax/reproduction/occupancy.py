@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional
 import jax
 import numpy as np
 
-from azdb_jax import envs, runner
+from azdb_jax import games, runs
 from azdb_jax.evaluation import loading
 from azdb_jax.evaluation import occupancy as occupancy_lib
 from azdb_jax.reproduction.results import Results, RunInfo, stderr
@@ -40,7 +40,7 @@ def _even(count: int) -> int:
 def evaluate_run(results: Results, run: RunInfo) -> Dict[str, Any]:
     """Self-play occupancy of every player of ``run``: ``{"summary": per-run numbers, "rows": games}``."""
     sizes = results.scale.eval
-    config = runner.load_run_config(run.workdir)
+    config = runs.load_run_config(run.workdir)
     team = loading.load_team(run.workdir, num_simulations=sizes.simulations)
     env_id = team.env.id
     num_games = _even(sizes.occupancy_games)
@@ -121,15 +121,15 @@ def evaluate(results: Results) -> dict:
             rows += out["rows"]
             names.append(run.name)
         arms[arm] = _arm_summary(per_run)
-    start_planes = occupancy_lib.split_features(game, occupancy_lib.start_features(envs.make(game)))["planes"]
+    start = occupancy_lib.split_features(game, occupancy_lib.start_features(games.make(game)))
     difference = arms["azdb"]["psi_spread"] - arms["control"]["psi_spread"]
     summary = {
         "game": game, "board_size": occupancy_lib.board_size(game), "pieces": list(occupancy_lib.PIECES),
         "colours": list(occupancy_lib.COLOURS),
-        "castling_names": list(occupancy_lib.CASTLING) if game == "chess" else None,
-        "castling_note": None if game == "chess" else NO_CASTLING_NOTE,
+        "castling_names": list(occupancy_lib.CASTLING) if start["castling"] is not None else None,
+        "castling_note": None if start["castling"] is not None else NO_CASTLING_NOTE,
         "units": "share of the positions after the player's moves as that colour (x100: %)",
-        "start_planes": start_planes,
+        "start_planes": start["planes"],
         "games_per_player": _even(sizes.occupancy_games), "max_plies": sizes.max_plies,
         "num_simulations": sizes.simulations, "seed": SEED,
         "arms": arms,

@@ -23,7 +23,7 @@ import chess
 import jax
 import numpy as np
 
-from azdb_jax import data
+from azdb_jax import data, games
 from azdb_jax.envs import gardner_interop
 from azdb_jax.envs.gardner_board import GardnerBoard
 from azdb_jax.evaluation import loading, move_choices, puzzles, solvers
@@ -72,7 +72,7 @@ def opening_positions(game: str, count: int) -> List[Tuple[str, str]]:
 
 
 def _boards(game: str, fens: Sequence[str]):
-    return [GardnerBoard(f) if game == "gardner_chess" else chess.Board(f) for f in fens]
+    return [games.board_game(game).new_board(f) for f in fens]
 
 
 def evaluate_run(results: Results, run: RunInfo, openings: Sequence[Tuple[str, str]]) -> Dict[str, Any]:

@@ -46,9 +46,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import data, planning, runner
-from azdb_jax.envs import board_interop
-from azdb_jax.envs import start_positions as start_positions_lib
+from azdb_jax import data, games, planning, runs
+from azdb_jax import start_positions as start_positions_lib
 from azdb_jax.evaluation import loading, puzzles, solvers
 from azdb_jax.evaluation.team import SolverOutput
 from azdb_jax.reproduction import scales
@@ -83,7 +82,7 @@ def puzzle_key(record: start_positions_lib.PuzzleRecord) -> str:
 def split_of(run: RunInfo, env_id: str) -> start_positions_lib.StartPositionSet:
     """The run's train/test split, recomputed by ``start_positions.load_start_positions``
     from the run's own ``start_positions`` config."""
-    config = runner.load_run_config(run.workdir)
+    config = runs.load_run_config(run.workdir)
     if not config.start_positions.sources:
         raise ValueError(f"{run.workdir}: the run trained from no start positions")
     return start_positions_lib.load_start_positions(env_id, config.start_positions)
@@ -206,7 +205,7 @@ class PlayerZeroSearch:
         self.team = team
         self.batch_size = batch_size
         self.seed = seed
-        self._interop = board_interop.for_env(team.env)
+        self._interop = games.board_game(team.env)
         self._max_pieces = getattr(team.env, "max_pieces", None)
         self.program = program if program is not None else self.compile(team)
 
@@ -313,7 +312,7 @@ def evaluate(results: Results) -> dict:
     """Evaluates the group into ``results`` (``eval/puzzle_starts.json|csv``); returns the report."""
     start = time.perf_counter()
     sizes = results.scale.eval
-    variant = board_interop.for_env(results.scale.game).variant
+    variant = games.board_game(results.scale.game).variant
     evaluated = [arm for arm in ARMS if arm in results.scale.arms]
     splits = {arm: split_of(results.first_run(arm), results.scale.game) for arm in evaluated if arm != "az"}
     sets = puzzle_sets(results, splits)
@@ -337,7 +336,7 @@ def evaluate(results: Results) -> dict:
             names.append(run.name)
             team = loading.load_team(run.workdir, num_simulations=sizes.simulations)
             # one compiled search for every network of one architecture and search settings
-            signature = (json.dumps(dataclasses.asdict(runner.load_run_config(run.workdir).network), sort_keys=True),
+            signature = (json.dumps(dataclasses.asdict(runs.load_run_config(run.workdir).network), sort_keys=True),
                          repr(team.search_config), tuple(team.search_lambdas.tolist()),
                          run.name if team.search_hook().intrinsic_reward_fn is not None else None)  # ψ is baked in
             if signature not in programs:

@@ -35,6 +35,7 @@ from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
+from azdb_jax import games
 from azdb_jax.evaluation import loading, solvers
 from azdb_jax.reproduction import _puzzle_common as common
 from azdb_jax.reproduction.results import Results
@@ -65,7 +66,7 @@ def bars(num_players: int, rules: Sequence[str] = common.RULES) -> List[Dict[str
 
 
 def _engine_solver(game: str, nodes: int):
-    if game == "gardner_chess":
+    if games.board_game(game).reference_engine == "fairy_stockfish":
         from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
         return fairy_stockfish.FairyStockfishSolver(nodes=nodes, name="fairy_stockfish")
     from azdb_jax.evaluation import stockfish  # pylint: disable=g-import-not-at-top

@@ -28,7 +28,7 @@ control that tells what the junior-aware fine-tuning adds beyond the strength an
 training adds (the strong run need not have converged).
 
 ``framework_selfplay`` plays the games (one jitted batch), ``training_batch`` flattens
-them into a ``learner.Batch`` and ``fine_tune`` runs the loop; ``runner.write_run`` saves
+them into a ``learner.Batch`` and ``fine_tune`` runs the loop; ``runs.write_run`` saves
 the result as a run directory that ``evaluation.loading.load_team`` reads.
 """
 

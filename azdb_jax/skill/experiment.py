@@ -1,7 +1,7 @@
 """The paper's experiments as library calls: attuning a senior, and the match tables.
 
 - ``attune``: the strong run fine-tuned in a framework with the junior in the loop
-  (``attuned.fine_tune``), written as a run directory (``runner.write_run``);
+  (``attuned.fine_tune``), written as a run directory (``runs.write_run``);
 - ``play_tables``: the analogue of Hamade et al. (2024), Tables 1 and 2 — the junior's
   strength, then every focal senior (tree, expector, attuned, the junior itself) against
   the strong player in Stochastic Tag Team, Hand and Brain and regular play, with the STT
@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import jax
 
-from azdb_jax import adjudication, arena, opponents, runner
+from azdb_jax import adjudication, arena, games, opponents, runs
 from azdb_jax.evaluation import loading, matches, reports
 from azdb_jax.skill import agents, attuned, measures
 
@@ -77,8 +77,8 @@ def attune(strong: str, junior: Junior, workdir, config: attuned.AttunedConfig, 
         raise ValueError(f"workdir: {workdir} already holds a run; choose a new directory")
     strong_dir, strong_step = split_run(strong)
     junior_dir, junior_step = split_run(junior.run)
-    run_config, components, state = runner.load_run(strong_dir, strong_step)
-    junior_config, junior_components, junior_state = runner.load_run(junior_dir, junior_step)
+    run_config, components, state = runs.load_run(strong_dir, strong_step)
+    junior_config, junior_components, junior_state = runs.load_run(junior_dir, junior_step)
     env = components.env
     if junior_components.env.id != env.id:
         raise ValueError(f"junior: {junior_dir} plays '{junior_components.env.id}', {strong_dir} plays '{env.id}'")
@@ -108,13 +108,14 @@ def attune(strong: str, junior: Junior, workdir, config: attuned.AttunedConfig, 
             f"{progress.decisive:.2f}, loss {progress.loss:.3f} (policy {progress.policy_loss:.3f}, value "
             f"{progress.value_loss:.3f}), {progress.seconds} s")
     # write_run refuses a directory holding a run; attuned.json and the metrics are not one.
-    return runner.write_run(workdir, run_config, state, params=jax.device_get(params))
+    return runs.write_run(workdir, run_config, state, params=jax.device_get(params))
 
 
 ENGINE_LIMIT_KEYS = {"depth": "depth", "nodes": "nodes", "time": "time", "skill": "skill_level", "elo": "elo"}
-# The reference engine of each game, its name, and the strength limits it takes.
-ENGINES = {"chess": ("Stockfish", ("depth", "nodes", "time", "skill_level", "elo")),
-           "gardner_chess": ("Fairy-Stockfish", ("depth", "nodes", "time", "skill_level"))}
+# Each reference engine (a game's ``BoardGame.reference_engine``): its name and the strength
+# limits it takes.
+ENGINES = {"stockfish": ("Stockfish", ("depth", "nodes", "time", "skill_level", "elo")),
+           "fairy_stockfish": ("Fairy-Stockfish", ("depth", "nodes", "time", "skill_level"))}
 
 
 def parse_engine_limit(text: str, game: Optional[str] = None) -> Dict[str, Any]:
@@ -141,9 +142,9 @@ def parse_engine_limit(text: str, game: Optional[str] = None) -> Dict[str, Any]:
     if "skill_level" in limit and "elo" in limit:
         raise ValueError(f"engine_limits: {text!r} gives skill and elo; give one")
     if game is not None:
-        if game not in ENGINES:
-            raise ValueError(f"engine_limits: no reference engine for {game}; engines play {', '.join(ENGINES)}")
-        engine, keys = ENGINES[game]
+        if game not in games.BOARD_IDS:
+            raise ValueError(f"engine_limits: no reference engine for {game}; engines play {', '.join(games.BOARD_IDS)}")
+        engine, keys = ENGINES[games.board_game(game).reference_engine]
         refused = [k for k in limit if k not in keys]
         if refused:
             raise ValueError(f"engine_limits: {text!r}: {engine} ({game}) takes no {', '.join(refused)}")
@@ -159,8 +160,9 @@ def check_engine_level(text: str, game: Optional[str] = None) -> None:
         parse_engine_limit(text, game)
         return
     classical_player.parse_spec(text)
-    if game is not None and game not in ENGINES:
-        raise ValueError(f"engine_limits: {text!r}: the classical searcher plays {', '.join(ENGINES)}, not {game}")
+    if game is not None and game not in games.BOARD_IDS:
+        raise ValueError(f"engine_limits: {text!r}: the classical searcher plays {', '.join(games.BOARD_IDS)}, "
+                         f"not {game}")
 
 
 def engine_player(game: str, limit: str):
@@ -173,7 +175,7 @@ def engine_player(game: str, limit: str):
     if classical_player.is_spec(limit):
         return classical_player.player_from_spec(limit)
     kwargs = parse_engine_limit(limit, game)
-    if game == "chess":
+    if games.board_game(game).reference_engine == "stockfish":
         from azdb_jax.evaluation import stockfish  # pylint: disable=g-import-not-at-top
         return stockfish.StockfishPlayer(**kwargs, name=f"Stockfish {limit}")
     from azdb_jax.evaluation import fairy_stockfish  # pylint: disable=g-import-not-at-top
@@ -272,9 +274,9 @@ def _engine_match(env, policy, params, limit: str, starts, max_plies: int, rng_k
     import numpy as np  # pylint: disable=g-import-not-at-top
 
     from azdb_jax import ratings  # pylint: disable=g-import-not-at-top
-    from azdb_jax.envs import board_interop  # pylint: disable=g-import-not-at-top
+    from azdb_jax import games  # pylint: disable=g-import-not-at-top
 
-    game = board_interop.for_env(env)
+    game = games.board_game(env)
     count = int(starts.current_player.shape[0])
     fens = [game.state_to_fen(jax.tree.map(lambda x, i=i: x[i], starts)) for i in range(count)]
     engine = engine_player(env.id, limit)

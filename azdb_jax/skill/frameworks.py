@@ -31,14 +31,13 @@ import numpy as np
 import pgx.core
 from flax import struct
 
-from azdb_jax import adjudication
+from azdb_jax import adjudication, games
 
 Array = jax.Array
 
 PIECE_TYPES = (1, 2, 3, 4, 5, 6)
 PIECE_NAMES = {1: "pawn", 2: "knight", 3: "bishop", 4: "rook", 5: "queen", 6: "king"}
 NUM_PIECE_CODES = 7  # 0 (no piece) and the six types
-_ACTION_PLANES = {"chess": 73, "gardner_chess": 49}  # action = origin square * planes + plane
 FRAMEWORKS = ("stt", "hb", "regular")
 
 
@@ -138,9 +137,13 @@ def senior_moves(coin_key, num_plies: int) -> np.ndarray:
 
 
 def _planes(env: pgx.core.Env) -> int:
-    if env.id not in _ACTION_PLANES:
-        raise ValueError(f"piece types are defined for chess and gardner_chess, not '{env.id}'")
-    return _ACTION_PLANES[env.id]
+    """Action planes per origin square (action = origin square * planes + plane): 73 on
+    chess, 49 on Gardner chess."""
+    try:
+        squares = games.board_game(env).board_size ** 2
+    except ValueError:
+        raise ValueError(f"piece types are defined for games with boards, not '{env.id}'") from None
+    return env.num_actions // squares
 
 
 def action_piece_types(env: pgx.core.Env, state: pgx.core.State) -> Array:

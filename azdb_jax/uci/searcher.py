@@ -29,8 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import anytime, planning
-from azdb_jax.envs import board_interop
+from azdb_jax import anytime, games, planning
 from azdb_jax.envs.chess import DEFAULT_MAX_PIECES
 from azdb_jax.evaluation import solvers
 from azdb_jax.evaluation.team import Team
@@ -81,11 +80,11 @@ class TeamSearcher:
 
     def __init__(self, team: Team, *, move: str = "visits", seed: int = 0, hash_mb: int = 256, reuse: bool = True):
         env_id = getattr(team.env, "id", team.env)
-        if env_id not in board_interop.ENV_IDS:
-            raise ValueError(f"the engine plays {' or '.join(board_interop.ENV_IDS)}; {team.name} plays {env_id!r}")
+        if env_id not in games.BOARD_IDS:
+            raise ValueError(f"the engine plays {' or '.join(games.BOARD_IDS)}; {team.name} plays {env_id!r}")
         if move not in planning.MOVES:
             raise ValueError(f"Move must be one of {planning.MOVES}, got {move!r}")
-        self._game = board_interop.for_env(env_id)
+        self._game = games.board_game(env_id)
         self.variant = self._game.variant  # chess or gardner, as UCI_Variant names them
         self.team = team
         self.move = move

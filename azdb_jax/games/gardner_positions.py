@@ -1,6 +1,7 @@
 """Gardner chess (5x5) start positions: the engine-labelled puzzle sets, solution lines, FENs to states.
 
-Registers ``gardner_chess`` in ``start_positions.FEN_GAMES``. A source is
+Gardner chess's ``FenGame`` (``GARDNER_POSITIONS``, in its record
+``azdb_jax.games.gardner_chess``). A source is
 
 - ``"gardner:<set>"``: a packaged puzzle set of ``azdb_jax.data.gardner``
   (``mate_in_1``, ``mate_in_2``, ``mate_in_3``, ``only_move``). Every puzzle of a set is
@@ -22,25 +23,24 @@ import pgx.core
 
 from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs import gardner_interop
-from azdb_jax.envs import start_positions as sp
 from azdb_jax.envs.gardner_board import GardnerBoard
-from azdb_jax.envs.start_positions_chess import _record_lines  # the same record-to-line mapping as chess files
+from azdb_jax.games.positions import FenGame, PuzzleRecord, record_lines
 
 PREFIX = "gardner:"
 
 
-def _records(path: str, group: str = "") -> List[sp.PuzzleRecord]:
+def _records(path: str, group: str = "") -> List[PuzzleRecord]:
     puzzles = gardner_data.load_gardner_puzzles(path=path)
-    numbers, header = _record_lines(path, len(puzzles))
+    numbers, header = record_lines(path, len(puzzles))
     out = []
     for puzzle, n in zip(puzzles, numbers):
         name = puzzle.puzzle_id or f"line {n}"
-        out.append(sp.PuzzleRecord(fen=puzzle.start_fen, line=tuple(puzzle.moves[1:]), puzzle_id=name,
+        out.append(PuzzleRecord(fen=puzzle.start_fen, line=tuple(puzzle.moves[1:]), puzzle_id=name,
                                    group=group or name, path=path, line_number=n, header_line=header))
     return out
 
 
-def load_records(source: str) -> List[sp.PuzzleRecord]:
+def load_records(source: str) -> List[PuzzleRecord]:
     """The puzzles of one source (see the module docstring)."""
     if source.startswith(PREFIX):
         name = source[len(PREFIX):]
@@ -82,6 +82,5 @@ def set_halfmove_clock(env: pgx.core.Env, state: pgx.core.State, clock: jax.Arra
     return state.replace(observation=env.observe(state))  # type: ignore
 
 
-sp.register_fen_game("gardner_chess", sp.FenGame(load_records=load_records, line_positions=line_positions,
-                                                 states_from_fens=states_from_fens,
-                                                 set_halfmove_clock=set_halfmove_clock))
+GARDNER_POSITIONS = FenGame(load_records=load_records, line_positions=line_positions,
+                            states_from_fens=states_from_fens, set_halfmove_clock=set_halfmove_clock)

@@ -18,7 +18,8 @@ A search keeps one state per tree node (``[B, S + 1, ...]``); a pgx chess state 
   in for them).
 
 A chess state goes from 46.3 KB (15.8 KB without its observation) to 1.65 KB; a Gardner
-chess state from 15.8 KB to 1.3 KB. Other games only drop the observation.
+chess state from 15.8 KB to 1.3 KB. Other games only drop the observation: a game is
+packed so only when its record says its ``env.step`` allows it (``Game.compact_state``).
 """
 
 from typing import Any, Callable, NamedTuple
@@ -27,13 +28,14 @@ import jax
 import jax.numpy as jnp
 import pgx.core
 
+from azdb_jax import games
+
 HASH_ROWS = 128  # > 101 = the plies a repetition can span under the fifty-move rule
 
 # Fields (by name, anywhere in the state) kept as int8, and repetition histories.
 _INT8_FIELDS = ("board", "board_history", "_board", "_board_history", "_possible_piece_positions")
 _HASH_FIELDS = ("hash_history", "_hash_history")
 _MASK_FIELDS = ("legal_action_mask",)
-_CHESS_LIKE = ("chess", "gardner_chess")
 
 
 class StateCodec(NamedTuple):
@@ -55,7 +57,7 @@ def _rewrite(tree: Any, fn: Callable[[str, jax.Array], jax.Array]) -> Any:
 def codec(env: pgx.core.Env) -> StateCodec:
     """The codec of ``env``'s states (see the module docstring)."""
     template = jax.eval_shape(env.init, jax.random.PRNGKey(0))
-    chess_like = env.id in _CHESS_LIKE
+    compact = games.get(env).compact_state
     shapes = {}
     for path, leaf in jax.tree_util.tree_flatten_with_path(template)[0]:
         shapes[_name(path)] = leaf
@@ -66,7 +68,7 @@ def codec(env: pgx.core.Env) -> StateCodec:
         def one(name: str, leaf: jax.Array) -> jax.Array:
             if name == "observation":
                 return jnp.zeros(batch, jnp.int8)
-            if not chess_like:
+            if not compact:
                 return leaf
             if name in _MASK_FIELDS:
                 return jnp.zeros(batch, jnp.bool_)
@@ -85,7 +87,7 @@ def codec(env: pgx.core.Env) -> StateCodec:
             full = shapes[name]
             if name == "observation":
                 return jnp.zeros(batch + full.shape, full.dtype)
-            if not chess_like:
+            if not compact:
                 return leaf
             if name in _MASK_FIELDS:
                 return jnp.ones(batch + full.shape, full.dtype)

@@ -13,8 +13,8 @@ positions — never their solutions). Optionally:
 - *train/test splits*: a random split of the puzzles (row 3) or an out-of-distribution
   split that holds out one puzzle family — a puzzle and its variations (row 4).
 
-Positions are read on the host by the game's ``FenGame`` (``FEN_GAMES``: chess now;
-a game with FEN-like positions plugs in with ``register_fen_game``) and become one
+Positions are read on the host by the game's ``FenGame`` (its record's
+``start_positions`` in ``azdb_jax.games``: chess and Gardner chess) and become one
 stacked pgx State; sampling is a pure function of a key (``make_start_sampler``), so
 a resumed run draws exactly what an uninterrupted one would. ``prepare`` writes what a
 run trained on and what it held out into the run's directory (``start_positions/``:
@@ -26,7 +26,7 @@ import dataclasses
 import hashlib
 import json
 import pathlib
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from absl import logging
 import jax
@@ -34,24 +34,15 @@ import jax.numpy as jnp
 import numpy as np
 import pgx.core
 
+from azdb_jax import games
 from azdb_jax.envs.autoreset import InitFn
+from azdb_jax.files import write_atomic
+from azdb_jax.games.positions import FenGame, PuzzleRecord  # noqa: F401  (importable from here too)
 
 Array = jax.Array
 HALFMOVE_CLOCKS = (0, 20, 40, 60, 80)
 FOLDER = "start_positions"
 MANIFEST = "manifest.json"
-
-
-class PuzzleRecord(NamedTuple):
-    """One puzzle (or book position) of a positions source."""
-
-    fen: str  # the position the solver faces
-    line: Tuple[str, ...]  # its solution line from there, UCI, solver first (empty if none)
-    puzzle_id: str  # unique within its source
-    group: str  # puzzle family, held out together by the group split
-    path: str  # the file it was read from
-    line_number: int  # its line in that file (1-based)
-    header_line: int = 0  # the line of that file's header row (CSV), 0 if none
 
 
 class StartPosition(NamedTuple):
@@ -61,37 +52,6 @@ class StartPosition(NamedTuple):
     puzzle_id: str
     group: str
     step: int  # 0: the puzzle's position; k: after k of the solver's moves along its line
-
-
-class FenGame(NamedTuple):
-    """What start positions need of a game with FEN-like positions.
-
-    Attributes:
-      load_records: source spec (``config.StartPositionsConfig.sources`` entry) -> records.
-      line_positions: (fen, solution line) -> FENs where the solver is to move again,
-        after each of its moves and the reply.
-      states_from_fens: (env, FENs) -> stacked pgx State [N]; raises ``ValueError`` when
-        the env cannot play a position (e.g. too many pieces for its move generator).
-      set_halfmove_clock: (env, state, clock []) -> the state with that clock (and its
-        observation updated), or None for games without one.
-    """
-
-    load_records: Callable[[str], List[PuzzleRecord]]
-    line_positions: Callable[[str, Sequence[str]], List[str]]
-    states_from_fens: Callable[[pgx.core.Env, Sequence[str]], pgx.core.State]
-    set_halfmove_clock: Optional[Callable[[pgx.core.Env, pgx.core.State, Array], pgx.core.State]] = None
-
-    @property
-    def has_clock(self) -> bool:
-        return self.set_halfmove_clock is not None
-
-
-FEN_GAMES: Dict[str, FenGame] = {}
-
-
-def register_fen_game(env_id: str, game: FenGame) -> None:
-    """Makes start positions available for ``env_id`` (e.g. Gardner chess with its interop)."""
-    FEN_GAMES[env_id] = game
 
 
 # ------------------------------------------------------------------ sampling (jittable)
@@ -126,7 +86,7 @@ def make_start_sampler(
     if jax.tree.structure(reference) != jax.tree.structure(jax.tree.map(lambda x: x[0], positions)):
         raise ValueError(f"start positions are not states of env '{env.id}'")
     clocks = jnp.int32(list(halfmove_clocks))
-    game = FEN_GAMES.get(env.id)
+    game = games.get(env).start_positions
     if clocks.size and (game is None or not game.has_clock):
         raise ValueError(f"half-move clock augmentation is only defined for chess-like games, not '{env.id}'")
     if clocks.size and not bool(jnp.all((clocks >= 0) & (clocks < 100))):
@@ -157,10 +117,17 @@ class StartPositionSet:
     train_records: Tuple[PuzzleRecord, ...]
 
 
-def _game(env_id: str) -> FenGame:
-    if env_id not in FEN_GAMES:
-        raise ValueError(f"env '{env_id}' has no FEN-like start positions; games with them: {sorted(FEN_GAMES)}")
-    return FEN_GAMES[env_id]
+def fen_games() -> Tuple[str, ...]:
+    """The games with FEN-like start positions."""
+    return tuple(game_id for game_id in games.IDS if games.get(game_id).start_positions is not None)
+
+
+def fen_game(env_id: str) -> FenGame:
+    """The ``FenGame`` of ``env_id``; ValueError for a game without start positions."""
+    game = games.get(env_id).start_positions
+    if game is None:
+        raise ValueError(f"env '{env_id}' has no FEN-like start positions; games with them: {list(fen_games())}")
+    return game
 
 
 def _positions(game: FenGame, records: Sequence[PuzzleRecord], intermediate: bool) -> List[StartPosition]:
@@ -181,7 +148,7 @@ def load_start_positions(env_id: str, config: Any) -> StartPositionSet:
         ``intermediate`` is asked for, an unknown held-out group, or a split that leaves
         either side empty (file errors name the file and line).
     """
-    game = _game(env_id)
+    game = fen_game(env_id)
     records: List[PuzzleRecord] = []
     for source in config.sources:
         loaded = game.load_records(source)
@@ -222,8 +189,6 @@ def _sha256(path: str) -> str:
 def _write_records(path: pathlib.Path, records: Sequence[PuzzleRecord]) -> None:
     """The records' own lines, after their file's leading comments and header row, so that
     the same loader reads the file (e.g. ``eval_puzzles.py --suite=paper --data=...``)."""
-    from azdb_jax.evaluation import reports  # pylint: disable=g-import-not-at-top
-
     sources = {record.path for record in records}
     if len(sources) != 1:
         raise ValueError(f"records of one source file expected, got {sorted(sources)}")
@@ -231,7 +196,7 @@ def _write_records(path: pathlib.Path, records: Sequence[PuzzleRecord]) -> None:
     first = next(i for i, text in enumerate(lines) if text.strip() and not text.strip().startswith("#"))
     header = [lines[records[0].header_line - 1]] if records[0].header_line else []
     kept = lines[:first] + header + [lines[n - 1] for n in sorted(r.line_number for r in records)]
-    reports.write_atomic(path, "\n".join(kept) + "\n")
+    write_atomic(path, "\n".join(kept) + "\n")
 
 
 def _manifest(env_id: str, config: Any, positions: StartPositionSet, files: Dict[str, str]) -> Dict[str, Any]:
@@ -272,9 +237,7 @@ def prepare(env_id: str, config: Any, workdir=None) -> Optional[StartPositionSet
                 name = f"{kind}_{k}_{pathlib.Path(source).name}"
                 _write_records(folder / name, [r for r in records if r.path == source])
                 files[name] = source
-    from azdb_jax.evaluation import reports  # pylint: disable=g-import-not-at-top
-
-    reports.write_atomic(folder / MANIFEST, json.dumps(_manifest(env_id, config, positions, files), indent=1) + "\n")
+    write_atomic(folder / MANIFEST, json.dumps(_manifest(env_id, config, positions, files), indent=1) + "\n")
     logging.info("start positions: %d train, %d held out (%s)", len(positions.train), len(positions.test), folder)
     return positions
 
@@ -306,10 +269,6 @@ def make_init_fn(env: pgx.core.Env, config: Any, workdir=None) -> Optional[InitF
     positions = prepare(env.id, config, workdir)
     if positions is None:
         return None
-    states = _game(env.id).states_from_fens(env, [p.fen for p in positions.train])
+    states = fen_game(env.id).states_from_fens(env, [p.fen for p in positions.train])
     return make_start_sampler(env, states, initial_prob=config.initial_prob, halfmove_clocks=config.halfmove_clocks)
 
-
-# The chess and Gardner hooks live in their own modules (python-chess and the data loaders are imported there).
-from azdb_jax.envs import start_positions_chess  # noqa: E402,F401  pylint: disable=g-import-not-at-top,wrong-import-position
-from azdb_jax.envs import start_positions_gardner  # noqa: E402,F401  pylint: disable=g-import-not-at-top,wrong-import-position

@@ -1,6 +1,6 @@
 """Chess start positions: the puzzle files our loaders read, solution lines, FENs to states.
 
-Registers chess in ``start_positions.FEN_GAMES``. A source is
+Chess's ``FenGame`` (``CHESS_POSITIONS``, in its record ``azdb_jax.games.chess``). A source is
 
 - ``"paper"``, ``"paper:penrose"`` or ``"paper:challenge"``: the packaged list of the
   paper's Penrose and Challenge positions. Its puzzles are grouped into the families of
@@ -29,7 +29,8 @@ import pgx.core
 
 from azdb_jax import data
 from azdb_jax.data import _common
-from azdb_jax.envs import start_positions as sp
+from azdb_jax.envs import chess_interop
+from azdb_jax.games.positions import FenGame, PuzzleRecord, record_lines
 
 BOOK_SUFFIXES = (".fen", ".txt", ".book")
 # Paper appendix tables -> puzzle family (Tables 4-18 are variations of one position each).
@@ -41,19 +42,7 @@ PAPER_FAMILIES = {4: "penrose_variation_1", 5: "penrose_variation_1", 6: "penros
                   18: "blocked_variation_6"}
 
 
-def _record_lines(path, count: int) -> Tuple[List[int], int]:
-    """(line number of each of ``count`` records, header line or 0) of a file whose strict
-    loader returns one record per content line, after an optional header row."""
-    lines = _common.read_lines(path)
-    numbers = [n for n, _ in _common.content_lines(lines)]
-    if len(numbers) == count:
-        return numbers, 0
-    if len(numbers) == count + 1:
-        return numbers[1:], numbers[0]
-    raise ValueError(f"{path}: {count} records but {len(numbers)} content lines")
-
-
-def _paper(source: str) -> List[sp.PuzzleRecord]:
+def _paper(source: str) -> List[PuzzleRecord]:
     which = source.partition(":")[2] or None
     if which is not None and which not in data.paper.SETS:
         raise ValueError(f"start_positions.sources: {source!r}: the paper's sets are {data.paper.SETS}")
@@ -61,10 +50,10 @@ def _paper(source: str) -> List[sp.PuzzleRecord]:
     return _paper_file(path, which)
 
 
-def _paper_file(path: str, which=None) -> List[sp.PuzzleRecord]:
+def _paper_file(path: str, which=None) -> List[PuzzleRecord]:
     positions = data.load_paper_positions(path=path)
-    numbers, header = _record_lines(path, len(positions))
-    return [sp.PuzzleRecord(fen=p.fen, line=(), puzzle_id=p.id, group=PAPER_FAMILIES.get(p.paper_table, p.id),
+    numbers, header = record_lines(path, len(positions))
+    return [PuzzleRecord(fen=p.fen, line=(), puzzle_id=p.id, group=PAPER_FAMILIES.get(p.paper_table, p.id),
                             path=path, line_number=n, header_line=header)
             for p, n in zip(positions, numbers) if which is None or p.set == which]
 
@@ -79,39 +68,39 @@ def _line(fen: str, moves: Sequence[str], where: str) -> Tuple[str, ...]:
     return tuple(moves)
 
 
-def _epd(path: str) -> List[sp.PuzzleRecord]:
+def _epd(path: str) -> List[PuzzleRecord]:
     records = data.load_epd(path)
-    numbers, header = _record_lines(path, len(records))
+    numbers, header = record_lines(path, len(records))
     out = []
     for record, n in zip(records, numbers):
         pv = dict(record.ops).get("pv", "").split()
-        out.append(sp.PuzzleRecord(fen=record.fen, line=_line(record.fen, pv, f"{path}:{n}"),
+        out.append(PuzzleRecord(fen=record.fen, line=_line(record.fen, pv, f"{path}:{n}"),
                                    puzzle_id=record.id or f"line {n}", group=record.id or f"line {n}",
                                    path=path, line_number=n, header_line=header))
     return out
 
 
-def _lichess(path: str) -> List[sp.PuzzleRecord]:
+def _lichess(path: str) -> List[PuzzleRecord]:
     puzzles = data.load_lichess_puzzles(path)
-    numbers, header = _record_lines(path, len(puzzles))
+    numbers, header = record_lines(path, len(puzzles))
     out = []
     for puzzle, n in zip(puzzles, numbers):
         board = chess.Board(puzzle.fen)
         board.push(chess.Move.from_uci(puzzle.moves[0]))  # the loader checked the whole line
         name = puzzle.puzzle_id or f"line {n}"
-        out.append(sp.PuzzleRecord(fen=board.fen(), line=tuple(puzzle.moves[1:]), puzzle_id=name, group=name,
+        out.append(PuzzleRecord(fen=board.fen(), line=tuple(puzzle.moves[1:]), puzzle_id=name, group=name,
                                    path=path, line_number=n, header_line=header))
     return out
 
 
-def _book(path: str) -> List[sp.PuzzleRecord]:
+def _book(path: str) -> List[PuzzleRecord]:
     positions = data.load_book(path)
-    numbers, header = _record_lines(path, len(positions))
-    return [sp.PuzzleRecord(fen=p.fen, line=(), puzzle_id=p.id or f"line {n}", group=p.id or f"line {n}",
+    numbers, header = record_lines(path, len(positions))
+    return [PuzzleRecord(fen=p.fen, line=(), puzzle_id=p.id or f"line {n}", group=p.id or f"line {n}",
                             path=path, line_number=n, header_line=header) for p, n in zip(positions, numbers)]
 
 
-def load_records(source: str) -> List[sp.PuzzleRecord]:
+def load_records(source: str) -> List[PuzzleRecord]:
     """The puzzles of one source (see the module docstring)."""
     if source == "paper" or source.startswith("paper:"):
         return _paper(source)
@@ -144,8 +133,6 @@ def line_positions(fen: str, line: Sequence[str]) -> List[str]:
 
 def states_from_fens(env: pgx.core.Env, fens: Sequence[str]) -> pgx.core.State:
     """Stacked chess states on ``env``'s move generator; fails if it cannot play a position."""
-    from azdb_jax.envs import chess_interop  # pylint: disable=g-import-not-at-top
-
     have = getattr(env, "max_pieces", 16)
     need = chess_interop.required_max_pieces(fens)
     if need > have:
@@ -160,5 +147,5 @@ def set_halfmove_clock(env: pgx.core.Env, state: pgx.core.State, clock: jax.Arra
     return state.replace(observation=env.observe(state))  # type: ignore
 
 
-sp.register_fen_game("chess", sp.FenGame(load_records=load_records, line_positions=line_positions,
-                                         states_from_fens=states_from_fens, set_halfmove_clock=set_halfmove_clock))
+CHESS_POSITIONS = FenGame(load_records=load_records, line_positions=line_positions,
+                          states_from_fens=states_from_fens, set_halfmove_clock=set_halfmove_clock)

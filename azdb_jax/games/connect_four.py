@@ -1,0 +1,30 @@
+"""Connect four: pgx's ``connect_four`` as it is, and its record.
+
+φ (SPEC §1.2) is 84 = 2 x 42 cells (row-major from the top row, pgx order): the first
+player's discs, then the second player's. pgx's board is already absolute.
+"""
+
+import jax
+import pgx.core
+
+from azdb_jax.games import planes
+from azdb_jax.games.game import Game, minimax_opponents, pgx_factory
+
+Array = jax.Array
+
+NUM_SLOTS = 7  # one move per column
+
+
+def features(state: pgx.core.State) -> Array:
+    """φ for connect four: 2 x 42."""
+    return planes.two_colour_planes(state._x.board)  # pylint: disable=protected-access
+
+
+GAME = Game(
+    id="connect_four",
+    make=pgx_factory("connect_four"),
+    features=features,
+    max_plies=42,  # the board's cells
+    num_slots=NUM_SLOTS,
+    opponents=minimax_opponents(NUM_SLOTS),  # "minimax2"
+)

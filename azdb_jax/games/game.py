@@ -1,0 +1,114 @@
+"""The record of one game: everything the library knows about it, in one place.
+
+Each game's module (``azdb_jax.games.<game>``) defines one ``Game`` and the registry
+(``azdb_jax.games``) lists them; the rest of the library reads the record and never
+branches on a game's name. A field a game leaves at its default says the game does
+without that part: no adjudication by material (``mover_board``), no FEN start
+positions (``start_positions``), no host-side boards (``board``).
+"""
+
+import dataclasses
+from typing import Any, Callable, Dict, Optional, Tuple, Union
+
+import jax
+import pgx.core
+
+from azdb_jax.envs.board_interop import BoardGame
+from azdb_jax.games.positions import FenGame
+from azdb_jax import policies
+from azdb_jax.policies import Policy
+
+Array = jax.Array
+FeatureFn = Callable[[pgx.core.State], Array]  # one state -> φ [F] float32
+
+
+def no_opponents(env: pgx.core.Env) -> Dict[str, Policy]:
+    """A game without fixed opponents of its own (every game has "random")."""
+    del env
+    return {}
+
+
+def minimax_opponents(num_moves: int, depth: int = 2) -> Callable[[pgx.core.Env], Dict[str, Policy]]:
+    """``Game.opponents`` of one player, "minimax<depth>": depth-limited negamax over a
+    position's first ``num_moves`` legal moves (``policies.minimax_policy``; depth 2 wins
+    in one and avoids moves that let the opponent win in one)."""
+
+    def opponents(env: pgx.core.Env) -> Dict[str, Policy]:
+        return {f"minimax{depth}": policies.minimax_policy(env, depth, num_moves=num_moves)}
+
+    return opponents
+
+
+def no_options(env_config: Any) -> Dict[str, Any]:
+    """A game whose env takes no options."""
+    del env_config
+    return {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Game:
+    """One game.
+
+    Attributes:
+      id: the env's id (``env.id``, pgx's name where pgx has the game).
+      make: ``make(**options) -> env``, a pgx ``Env`` (pgx's contract: ``init``, ``step``,
+        batched with ``jax.vmap``).
+      features: φ for one state: the position after a move, in absolute orientation
+        (SPEC §1.2), a float32 vector of fixed length; vmap it for batches.
+      max_plies: the longest game, an int or ``env -> int`` (when it depends on the env's
+        options); evaluation games are capped there.
+      num_slots: K, the tree slots per search node: a bound on the legal moves of a
+        position (``azdb_jax.tree_search`` keeps the K highest-prior moves beyond it);
+        0 means every action.
+      opponents: ``env -> {name: policy}``, the game's fixed opponents besides "random"
+        (``azdb_jax.opponents.opponents_for`` adds it): known-strength players for the
+        in-training evaluation.
+      env_options: ``EnvConfig -> make()'s keyword options``; raises ValueError naming a
+        bad field.
+      config_fields: the ``config.EnvConfig`` fields ``env_options`` reads; the others
+        must keep their defaults for this game.
+      start_positions: how FEN-like start positions are read and turned into states
+        (``azdb_jax.start_positions``), or None.
+      mover_board: ``state [G] -> [G, squares]`` pgx piece codes from the side to move's
+        view (positive: its pieces; 1-6 P N B R Q K) for adjudication by material
+        (``azdb_jax.adjudication``), or None.
+      board: host-side boards with python-chess's API (``envs.board_interop.BoardGame``)
+        for puzzles, engine matches and the UCI engine, or None.
+      compact_state: search trees may store this game's states packed
+        (``azdb_jax.search_state``: int8 boards, the repetition history cut to what a
+        repetition can span, legal-action masks dropped); False keeps every field but the
+        observation.
+    """
+
+    id: str
+    make: Callable[..., pgx.core.Env]
+    features: FeatureFn
+    max_plies: Union[int, Callable[[pgx.core.Env], int]]
+    num_slots: int = 0
+    opponents: Callable[[pgx.core.Env], Dict[str, Policy]] = no_opponents
+    env_options: Callable[[Any], Dict[str, Any]] = no_options
+    config_fields: Tuple[str, ...] = ()
+    start_positions: Optional[FenGame] = None
+    mover_board: Optional[Callable[[pgx.core.State], Array]] = None
+    board: Optional[BoardGame] = None
+    compact_state: bool = False
+
+    def __post_init__(self):
+        if not (isinstance(self.num_slots, int) and self.num_slots >= 0):
+            raise ValueError(f"game {self.id!r}: num_slots must be an int >= 0, got {self.num_slots!r}")
+        if self.board is not None and self.board.env_id != self.id:
+            raise ValueError(f"game {self.id!r}: its board interop is for {self.board.env_id!r}")
+
+
+def pgx_factory(env_id: str) -> Callable[..., pgx.core.Env]:
+    """``make`` for a game pgx has as it is: ``pgx.make(env_id)``, which takes no options."""
+
+    def factory(**options) -> pgx.core.Env:
+        if options:
+            raise ValueError(f"env '{env_id}' takes no options, got {sorted(options)}")
+        return pgx.make(env_id)
+
+    return factory
+
+
+__all__ = ["Game", "FeatureFn", "minimax_opponents", "no_opponents", "no_options", "pgx_factory"]
