@@ -168,11 +168,19 @@ def test_growth_stops_at_capacity_and_compiles_once():
     _, _, params, _ = _setup()
     tree = _grown(PUCT, [3, 50], capacity=20)
     np.testing.assert_array_equal(tree.num_nodes, [20] * N)
-    grow = _programs(PUCT, 20)[2]
-    tree = grow(params, tree, 5, budget=7)
-    np.testing.assert_array_equal(tree.num_nodes, [20] * N)
+    env, net, _, _ = _setup()
+    traces = []
+
+    def counted(*args, **kwargs):  # runs once per trace, i.e. once per compile
+        traces.append(1)
+        return anytime.grow(env, net.apply, *args, config=PUCT, **kwargs)
+
+    grow = jax.jit(counted, donate_argnums=(1,))
+    for chunk, budget in ((5, 7), (3, 0), (11, 2)):  # chunk sizes and budgets are traced
+        tree = grow(params, tree, chunk, budget=budget)
+        np.testing.assert_array_equal(tree.num_nodes, [20] * N)
     _check_consistent(_numpy_tree(tree, 2))
-    assert grow._cache_size() == 1  # pylint: disable=protected-access  (chunk sizes and budgets are traced)
+    assert len(traces) == 1
 
 
 def test_answers_read_the_lines_and_depths_of_the_trees():

@@ -86,13 +86,13 @@ def play_host_match(player_a: Player, player_b: Player, start_fens: Sequence[Opt
         if on_game is not None:
             on_game(index, result, len(actions))
     length = np.asarray(rows["length"], np.int64)
-    actions = np.full((len(games), max(1, int(length.max(initial=0)))), -1, np.int64)
+    actions = np.full((len(length), max(1, int(length.max(initial=0)))), -1, np.int64)
     for g, moves in enumerate(rows["actions"]):
         actions[g, :len(moves)] = moves
     a_first = np.asarray(rows["a_first"])
     white = np.asarray(rows["white"])
     return MatchResult(env_id=game.env_id, names=tuple(names), start_index=np.asarray(rows["start"]),
-                       seed=np.zeros(len(games), np.int64), a_first=a_first,
+                       seed=np.zeros(len(length), np.int64), a_first=a_first,
                        a_colour=np.where(a_first == white, "white", "black"), result=np.asarray(rows["result"]),
                        finished=np.asarray(rows["finished"]), length=length, actions=actions)
 

@@ -121,15 +121,15 @@ def evaluate(results: Results) -> dict:
             rows += out["rows"]
             names.append(run.name)
         arms[arm] = _arm_summary(per_run)
-    start = occupancy_lib.split_features(game, occupancy_lib.start_features(games.make(game)))
+    start_split = occupancy_lib.split_features(game, occupancy_lib.start_features(games.make(game)))
     difference = arms["azdb"]["psi_spread"] - arms["control"]["psi_spread"]
     summary = {
         "game": game, "board_size": occupancy_lib.board_size(game), "pieces": list(occupancy_lib.PIECES),
         "colours": list(occupancy_lib.COLOURS),
-        "castling_names": list(occupancy_lib.CASTLING) if start["castling"] is not None else None,
-        "castling_note": None if start["castling"] is not None else NO_CASTLING_NOTE,
+        "castling_names": list(occupancy_lib.CASTLING) if start_split["castling"] is not None else None,
+        "castling_note": None if start_split["castling"] is not None else NO_CASTLING_NOTE,
         "units": "share of the positions after the player's moves as that colour (x100: %)",
-        "start_planes": start["planes"],
+        "start_planes": start_split["planes"],
         "games_per_player": _even(sizes.occupancy_games), "max_plies": sizes.max_plies,
         "num_simulations": sizes.simulations, "seed": SEED,
         "arms": arms,

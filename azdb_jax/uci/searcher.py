@@ -101,6 +101,7 @@ class TeamSearcher:
         self._lam = jnp.asarray(team.search_lambdas, jnp.float32)
         self.capacity = self._capacity(hash_mb)
         self._programs: Dict[int, _Programs] = {}
+        self._traces = 0
         self._trees: Dict[int, anytime.AnytimeSearch] = {}  # by move generator
         self._root: Optional[tuple] = None  # (max_pieces, start FEN, moves) of the last search's root
         self._searched: Optional[Any] = None  # the last search's board
@@ -133,17 +134,27 @@ class TeamSearcher:
             team = solvers.team_for_pieces(self.team, max_pieces)
             env, apply_fn, config = team.env, team.apply_fn, team.search_config
             self._programs[max_pieces] = _Programs(
-                begin=jax.jit(functools.partial(anytime.begin, env, apply_fn, config=config, capacity=self.capacity)),
-                restart=jax.jit(functools.partial(anytime.restart, env, apply_fn), donate_argnums=(1,)),
-                grow=jax.jit(functools.partial(anytime.grow, env, apply_fn, config=config, hook=self._hook),
-                             donate_argnums=(1,)),
-                answers=jax.jit(functools.partial(anytime.answers, num_actions=env.num_actions, config=config,
-                                                  move=self.move, pv_length=PV_LENGTH)))
+                begin=self._jit(functools.partial(anytime.begin, env, apply_fn, config=config,
+                                                  capacity=self.capacity)),
+                restart=self._jit(functools.partial(anytime.restart, env, apply_fn), donate_argnums=(1,)),
+                grow=self._jit(functools.partial(anytime.grow, env, apply_fn, config=config, hook=self._hook),
+                               donate_argnums=(1,)),
+                answers=self._jit(functools.partial(anytime.answers, num_actions=env.num_actions, config=config,
+                                                    move=self.move, pv_length=PV_LENGTH)))
         return self._programs[max_pieces]
 
+    def _jit(self, fn, **kwargs):
+        """``jax.jit(fn)`` that counts its traces (one per compiled shape)."""
+
+        def traced(*args, **kw):
+            self._traces += 1
+            return fn(*args, **kw)
+
+        return jax.jit(traced, **kwargs)
+
     def compiled_programs(self) -> int:
-        """Compiled executables held by the jitted programs (a recompilation guard for tests)."""
-        return sum(f._cache_size() for p in self._programs.values() for f in p)  # pylint: disable=protected-access
+        """Programs traced so far, one per compiled executable (a recompilation guard for tests)."""
+        return self._traces
 
     def _state_of(self, board, max_pieces: int):
         return jax.tree.map(lambda x: x[0], self._game.states_from_boards([board], max_pieces=max_pieces))
