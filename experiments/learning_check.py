@@ -124,7 +124,10 @@ RECIPES: Dict[str, Recipe] = {
             "selfplay.num_games=32", "selfplay.num_plies=32", "selfplay.sample_plies=8",
             "replay.capacity=20000",
             "learner.learning_rate=0.002",
-            "run.num_iterations=30", "run.learner_steps=12", "run.batch_size=128",
+            # 30 iterations scored 0.52-0.56 on one CPU and 0.74 on another (same seed):
+            # too little self-play to be stronger on every CPU; 60 score 0.75. More learner
+            # steps on the same data (24 a iteration) do not help (0.52).
+            "run.num_iterations=60", "run.learner_steps=12", "run.batch_size=128",
             # Head to head with the untrained network, both searching with 8 simulations
             # (the first 6 plies sampled from the visits, so that games differ); games stop at
             # 60 plies and are adjudicated by material (azdb_jax.adjudication).
