@@ -62,7 +62,7 @@ host; scale ``selfplay.num_games`` with the number of devices.
 import dataclasses
 from typing import Callable, Dict
 
-from azdb_jax.config import EnvConfig, RunConfig, StartPositionsConfig, TeamConfig, TrainConfig
+from azdb_jax.config import DiversityConfig, EnvConfig, RunConfig, StartPositionsConfig, TeamConfig, TrainConfig
 from azdb_jax.learner import LearnerConfig
 from azdb_jax.networks import NetworkConfig
 from azdb_jax.replay import ReplayConfig
@@ -76,15 +76,18 @@ ALPHAZERO_L2 = 1e-4  # c of AlphaZero's c‖θ‖² term
 # settled nearest-neighbour distance of the cpu scale's λ = 1 controls (seeds 0 and 1):
 #   python experiments/calibrate_l0.py --control=results/cpu_sweep/runs/control_s0,results/cpu_sweep/runs/control_s1
 GARDNER_L0 = 0.42  # 3 x 0.141 (control spreads 0.192 and 0.090) = 0.423, rounded
+# ℓ0 of connect four, the same way from the demo's λ = 1 controls (seeds 0-2):
+#   python experiments/calibrate_l0.py --control=runs/control_s0,runs/control_s1,runs/control_s2
+CONNECT_FOUR_L0 = 0.89  # 3 x 0.297 (control spreads 0.307, 0.297, 0.215) = 0.891, rounded
 
 
 def demo() -> TrainConfig:
     return TrainConfig(
         env=EnvConfig(name="connect_four"),
-        # λ = 0.7: in 120 iterations the diverse players' d_i end ~3x the control's while
-        # they still beat the fixed references (λ = 0.9 barely separates them in this
-        # budget, λ = 0.5 loses to minimax2; docs/results.md, "The demo").
+        # λ = 0.7: λ = 0.9 barely separates the players in this budget, λ = 0.5 loses to
+        # minimax2; ℓ0 calibrated on connect four (above; docs/results.md, "The demo").
         team=TeamConfig(num_players=3, lam=0.7, matchmaker="psro_nash"),
+        diversity=DiversityConfig(l0=CONNECT_FOUR_L0),
         network=NetworkConfig(channels=32, num_blocks=2, value_hidden=32),
         search=SearchConfig(num_simulations=24, unvisited_q=0.0),  # few simulations: try every move once
         selfplay=SelfPlayConfig(num_games=64, num_plies=21, sample_plies=8),
