@@ -25,6 +25,7 @@ its movetime), the first move's, and the start-to-``readyok`` time of a fresh en
 (summary and per-game rows) and ``games.pgn`` to ``--out``.
 """
 
+import logging
 import pathlib
 import statistics
 import sys
@@ -52,6 +53,9 @@ def main(argv: List[str]) -> None:
     from azdb_jax.uci import gauntlet  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci.main import checkpoint_variant, parse_checkpoint  # pylint: disable=g-import-not-at-top
 
+    # python-chess logs every line an engine sends outside a command (the engine's
+    # "info string" load report, its stderr) as a warning: the games' lines say enough.
+    logging.getLogger("chess.engine").setLevel(logging.ERROR)
     values = flags.FLAGS
     if not values.checkpoint:
         raise ValueError("--checkpoint is required (a chess or Gardner chess run directory[@step])")
