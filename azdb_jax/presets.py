@@ -119,7 +119,12 @@ def gardner_cpu() -> TrainConfig:
     # the root whatever their prior (docs/results.md, "Gardner chess").
     return TrainConfig(
         env=EnvConfig(name="gardner_chess"),
+        # λ = 0.9 with ℓ0 calibrated on Gardner: the reward switches off as Eq. 8 intends and
+        # player 0 keeps AZ's strength; ℓ0 = 1.5 made the players choose more distinct moves
+        # but never switched off and cost every player 110-160 Elo (docs/results.md,
+        # "Choosing λ and ℓ0 on Gardner").
         team=TeamConfig(num_players=3, lam=0.9, matchmaker="psro_nash"),
+        diversity=DiversityConfig(l0=GARDNER_L0),
         network=NetworkConfig(channels=32, num_blocks=3, value_hidden=32),
         search=SearchConfig(algorithm="gumbel", num_simulations=32, max_num_considered_actions=16, unvisited_q=0.0),
         # Windows of 48 plies: a transition's result is known if its game ends within the

@@ -3,6 +3,8 @@
     python experiments/reproduce.py --scale=ci --out=results/ci            # minutes on 2 CPU cores
     python experiments/reproduce.py --scale=cpu --out=results/cpu --jobs=2 # Gardner chess, a laptop overnight
     python experiments/reproduce.py --scale=chess_fast --out=results/chess # chess, accelerators
+    python experiments/reproduce.py --scale=cpu_sweep --out=results/cpu_sweep --jobs=2  # Gardner's λ and ℓ0
+    python experiments/reproduce.py --scale=ci_sweep --out=results/ci_sweep            # the sweep in minutes
 
 Stages: ``train`` (every run of the scale, ``azdb_jax.reproduction.scales``; finished runs
 are skipped, interrupted ones resume from their latest checkpoint; ``--jobs=N`` trains N

@@ -78,10 +78,13 @@ def test_every_arm_has_equal_compute_and_its_own_team(name):
 
 def test_cpu_scale_azdb_arm_is_the_gardner_cpu_preset():
     preset = presets.get_preset("gardner_cpu")
-    spec = next(s for s in scales.run_specs(scales.get_scale("cpu")) if s.name == "azdb_s1")
+    cpu = scales.get_scale("cpu")
+    assert not set(cpu.seeds) & set(scales.get_scale("cpu_sweep").seeds)  # the claims' seeds chose nothing
+    spec = next(s for s in scales.run_specs(cpu) if s.name == "azdb_s3")
     assert spec.config.team == preset.team and spec.config.network == preset.network
     assert spec.config.search == preset.search and spec.config.selfplay == preset.selfplay
-    assert spec.config.run.seed == 1 and spec.config.run.num_iterations == 60
+    assert spec.config.diversity == preset.diversity and spec.config.diversity.l0 == presets.GARDNER_L0
+    assert spec.config.run.seed == 3 and spec.config.run.num_iterations == 60
 
 
 def test_unknown_scale_and_arm_are_named():

@@ -151,7 +151,8 @@ SCALES: Dict[str, Scale] = {
                        occupancy_games=4, match_games=4, max_plies=24, engine_nodes=200, trials=(1, 2, 3)),
         description="Gardner chess, tiny networks, 2 iterations: checks every notebook end to end in minutes"),
     "cpu": Scale(
-        name="cpu", game="gardner_chess", preset="gardner_cpu", num_players=3, lam=0.9, seeds=(0, 1, 2),
+        # Seeds 2-4: seeds 0 and 1 chose the setting (cpu_sweep below), the claims are measured on others.
+        name="cpu", game="gardner_chess", preset="gardner_cpu", num_players=3, lam=0.9, seeds=(2, 3, 4),
         puzzle_seeds=(0,),
         overrides=("run.num_iterations=60", "run.eval_every=0", "run.checkpoint_every=20"),
         start_sources=_GARDNER_SETS, heldout_group="gardner:mate_in_3", test_count=100,
