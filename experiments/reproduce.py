@@ -33,7 +33,10 @@ _OUT = flags.DEFINE_string("out", None, "The results folder (default results/<sc
 _STAGES = flags.DEFINE_list("stages", ["train", "eval"], "Stages to run: train, eval.")
 _RUNS = flags.DEFINE_list("runs", [], "Train only these runs (names like azdb_s0; default all).")
 _JOBS = flags.DEFINE_integer("jobs", 1, "Runs trained at once, each in its own process (its console in "
-                             "runs/<run>/train.log); more throughput from a multi-core CPU than one at a time.",
+                             "runs/<run>/train.log); more throughput from a multi-core CPU than one at a time. "
+                             "On one GPU keep 1: processes share the chip by turns, and nine at once "
+                             "finished 2.5x fewer iterations an hour than one after another "
+                             "(docs/performance.md, GPU).",
                              lower_bound=1)
 _GROUPS = flags.DEFINE_list("groups", [], "Evaluate only these figure groups (default all).")
 _FORCE = flags.DEFINE_bool("force", False, "Re-evaluate groups whose report exists.")
