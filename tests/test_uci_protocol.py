@@ -250,6 +250,49 @@ def test_the_chunk_loop_never_oversteps_a_move_or_runs_the_clock_out(base, incre
     assert np.mean(shares) > 0.5
 
 
+def test_lateness_keeps_the_largest_recent_excess_over_the_plan():
+    late = timeman.Lateness(window=3)
+    assert late.reserve == 0.0
+    late.record(100, 0.15, 1000.0)  # planned 0.1 s, took 0.15: 50 ms late
+    late.record(100, 0.08, 1000.0)  # early: no excess
+    assert late.reserve == pytest.approx(0.05)
+    late.record(0, 5.0, 1000.0)  # nothing ran: says nothing about the plan
+    late.record(50, 0.25, 1000.0)  # planned 0.05 s: 200 ms late
+    assert late.reserve == pytest.approx(0.2)
+    late.record(10, 0.01, 1000.0), late.record(10, 0.01, 1000.0), late.record(10, 0.01, 1000.0)
+    assert late.reserve == 0.0  # the slow chunk left the window
+
+
+def test_with_the_lateness_kept_back_no_move_ends_past_its_deadline():
+    # The engine's loop with the reserve (deadline − lateness): a searcher that runs some
+    # chunks at 1/3 of the speed it measured. Without the reserve a slow last chunk ends
+    # past the deadline; with it, once one slow chunk has been seen (the first move of a
+    # fresh engine may still see its first), no move does.
+    def play(keep_back: bool):
+        rng = np.random.default_rng(1)
+        speed, late = timeman.Speed(rate=3000.0), timeman.Lateness()
+        late_moves = []
+        for move in range(100):
+            budget = 0.5
+            spent = 0.0
+            while True:
+                remaining = budget - spent - (late.reserve if keep_back else 0.0)
+                rate = speed.rate
+                size = timeman.chunk_size(rate, remaining)
+                if size == 0:
+                    break
+                seconds = size / (3000.0 * rng.choice([1 / 3, 1.0, 1.0, 1.0]))
+                speed.record(size, seconds)
+                late.record(size, seconds, rate)
+                spent += seconds
+            late_moves.append(spent > budget)
+        return late_moves
+
+    without, with_reserve = play(False), play(True)
+    assert sum(without) > 5  # the hazard is real in this model
+    assert not any(with_reserve[1:]), [i for i, x in enumerate(with_reserve) if x]
+
+
 # ------------------------------------------------------------------ lookup
 
 

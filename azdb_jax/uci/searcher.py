@@ -92,6 +92,7 @@ class TeamSearcher:
         self.reuse = False
         self.set_reuse(reuse)
         self.warm_rate = 100.0  # simulations per second per tree, measured by warm_up
+        self.warm_read_seconds = 0.0  # seconds a search's result takes to read, measured by warm_up
         self.load_times: Dict[str, float] = {}
         self._params = jax.device_put(team.params, jax.devices()[0])  # one sharding for every program's inputs
         hook = team.search_hook()
@@ -189,6 +190,9 @@ class TeamSearcher:
         start = time.perf_counter()
         ran = self.grow(32, budget=64)
         self.warm_rate = ran / max(time.perf_counter() - start, 1e-6)
+        start = time.perf_counter()
+        self.result(rule="visit")
+        self.warm_read_seconds = time.perf_counter() - start  # what reading a move's trees takes, compiled
         self.forget()
         return times
 

@@ -11,7 +11,11 @@ time control (``movestogo``; 30 when not given, sudden death):
     budget = t / m + 0.75 · inc,   capped at  (t − reserve) / 2,   reserve = min(1 s, t / 10),
 
 less the move overhead (GUI and process latency: the ``Move Overhead`` option, or the
-latency the engine has measured, ``Lag``, when that is larger). The cap keeps half of what is left
+latency the engine has measured, ``Lag``, when that is larger). Within a move the engine
+also keeps back the time reading the trees takes (measured at warm-up, then the last
+search's) and the largest lateness of its recent chunks (``Lateness``: a chunk on a loaded
+machine can take several times what the measured speed planned), so that the last chunk
+ends before the deadline even when the machine stalls. The cap keeps half of what is left
 after the reserve for the rest of the game, so a move never takes the clock below the
 reserve; with an increment the clock then settles where each move costs about the
 increment. ``movetime`` is a budget of its own (less the overhead). The deadline counts
@@ -106,6 +110,29 @@ class Lag:
         return max(int(option_ms), int(round(1000 * max(self.lags, default=0.0))))
 
 
+@dataclasses.dataclass
+class Lateness:
+    """How much longer than planned the engine's chunks took: the largest excess
+    (``seconds − simulations / rate``, the rate the chunk was planned with) of the last
+    ``window`` chunks, kept across moves. A move keeps it back from its deadline, so a
+    stall as long as a recent one still ends the search in time; a slow spell is
+    remembered for ``window`` chunks (about ``window × CHUNK_SECONDS`` of searching).
+    """
+
+    window: int = 64
+    excess: list = dataclasses.field(default_factory=list)
+
+    def record(self, simulations: int, seconds: float, rate: float) -> None:
+        if simulations <= 0 or rate <= 0:
+            return
+        self.excess = (self.excess + [max(seconds - simulations / rate, 0.0)])[-self.window:]
+
+    @property
+    def reserve(self) -> float:
+        """Seconds to keep back from a deadline."""
+        return max(self.excess, default=0.0)
+
+
 def chunk_size(rate: float, remaining: Optional[float], *, nodes_left: Optional[int] = None) -> int:
     """Simulations of the next chunk: ``CHUNK_SECONDS`` of search at ``rate``, cut so that
     it ends ``SAFETY`` chunk-times before the deadline (``remaining`` seconds away; None:
@@ -132,5 +159,5 @@ def planned_simulations(rate: float, budget: Optional[float], *, nodes: Optional
     return capacity
 
 
-__all__ = ["move_budget", "Speed", "Lag", "chunk_size", "planned_simulations", "DEFAULT_MOVES_TO_GO", "CHUNK_SECONDS",
+__all__ = ["move_budget", "Speed", "Lag", "Lateness", "chunk_size", "planned_simulations", "DEFAULT_MOVES_TO_GO", "CHUNK_SECONDS",
            "SAFETY"]
