@@ -188,7 +188,7 @@ class Engine:
         self.needs_load = True
         self.speed = timeman.Speed()
         self.lag = timeman.Lag()
-        self.read_seconds = 0.0  # how long reading the trees takes (warm-up's, then the last search's), kept back
+        self.reading = timeman.RecentMax()  # how long reading the trees takes (warm-up's, recent searches'), kept back
         self.lateness = timeman.Lateness()  # how much longer than planned recent chunks took, kept back too
         self.lookup = None
         self._report: Optional[str] = None  # the last load's timings, sent before the next readyok
@@ -419,7 +419,8 @@ class Engine:
             return
         self.searcher = searcher
         self.speed = timeman.Speed(rate=getattr(searcher, "warm_rate", timeman.Speed().rate))
-        self.read_seconds = getattr(searcher, "warm_read_seconds", 0.0)
+        self.reading = timeman.RecentMax()
+        self.reading.add(getattr(searcher, "warm_read_seconds", 0.0))
         self.lateness = timeman.Lateness()
         parts = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in steps.items())
         self._report = (f"loaded {self.options['Checkpoint']} in {time.perf_counter() - start:.1f} s ({parts}): "
@@ -511,7 +512,7 @@ class Engine:
         while not job.stop.is_set() and not forced:
             now = time.monotonic()
             nodes_left = None if go.nodes is None else -(-(go.nodes - searcher.nodes()) // n)
-            remaining = None if deadline is None else deadline - now - self.read_seconds - self.lateness.reserve
+            remaining = None if deadline is None else deadline - now - self.reading.value - self.lateness.reserve
             rate = self.speed.rate
             size = timeman.chunk_size(rate, remaining, nodes_left=nodes_left)
             if size == 0:
@@ -536,7 +537,7 @@ class Engine:
             job.stop.wait()
         searched_until = time.monotonic()
         result = searcher.result(**choice)
-        self.read_seconds = time.monotonic() - searched_until
+        self.reading.add(time.monotonic() - searched_until)
         self._info(job, result, nodes_at_start, begun)
         if self.debug:
             self.send(protocol.info_string(
@@ -545,7 +546,7 @@ class Engine:
                 f"result {1000 * (time.monotonic() - searched_until):.0f} ms; budget "
                 + ("none" if budget is None else f"{1000 * budget:.0f} ms")
                 + f"; measured lag up to {1000 * max(self.lag.lags, default=0.0):.0f} ms"
-                + f"; kept back: reading {1000 * self.read_seconds:.0f} ms, lateness {1000 * self.lateness.reserve:.0f} ms"))
+                + f"; kept back: reading {1000 * self.reading.value:.0f} ms, lateness {1000 * self.lateness.reserve:.0f} ms"))
         self._answer(job, result.move or self._fallback_move(job))
         self.lag.searched(go, board.turn, budget)
 

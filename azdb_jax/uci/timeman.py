@@ -12,8 +12,8 @@ time control (``movestogo``; 30 when not given, sudden death):
 
 less the move overhead (GUI and process latency: the ``Move Overhead`` option, or the
 latency the engine has measured, ``Lag``, when that is larger). Within a move the engine
-also keeps back the time reading the trees takes (measured at warm-up, then the last
-search's) and the largest lateness of its recent chunks (``Lateness``: a chunk on a loaded
+also keeps back the time reading the trees takes (the largest of the warm-up's and the
+last searches' reads) and the largest lateness of its recent chunks (``Lateness``: a chunk on a loaded
 machine can take several times what the measured speed planned), so that the last chunk
 ends before the deadline even when the machine stalls. The cap keeps half of what is left
 after the reserve for the rest of the game, so a move never takes the clock below the
@@ -111,7 +111,23 @@ class Lag:
 
 
 @dataclasses.dataclass
-class Lateness:
+class RecentMax:
+    """The largest of the last ``window`` values recorded (0 when none): a duration the
+    engine keeps back from its deadlines, remembering a slow spell for ``window`` records."""
+
+    window: int = 8
+    values: list = dataclasses.field(default_factory=list)
+
+    def add(self, value: float) -> None:
+        self.values = (self.values + [max(float(value), 0.0)])[-self.window:]
+
+    @property
+    def value(self) -> float:
+        return max(self.values, default=0.0)
+
+
+@dataclasses.dataclass
+class Lateness(RecentMax):
     """How much longer than planned the engine's chunks took: the largest excess
     (``seconds − simulations / rate``, the rate the chunk was planned with) of the last
     ``window`` chunks, kept across moves. A move keeps it back from its deadline, so a
@@ -120,17 +136,15 @@ class Lateness:
     """
 
     window: int = 64
-    excess: list = dataclasses.field(default_factory=list)
 
     def record(self, simulations: int, seconds: float, rate: float) -> None:
-        if simulations <= 0 or rate <= 0:
-            return
-        self.excess = (self.excess + [max(seconds - simulations / rate, 0.0)])[-self.window:]
+        if simulations > 0 and rate > 0:
+            self.add(seconds - simulations / rate)
 
     @property
     def reserve(self) -> float:
         """Seconds to keep back from a deadline."""
-        return max(self.excess, default=0.0)
+        return self.value
 
 
 def chunk_size(rate: float, remaining: Optional[float], *, nodes_left: Optional[int] = None) -> int:
@@ -159,5 +173,5 @@ def planned_simulations(rate: float, budget: Optional[float], *, nodes: Optional
     return capacity
 
 
-__all__ = ["move_budget", "Speed", "Lag", "Lateness", "chunk_size", "planned_simulations", "DEFAULT_MOVES_TO_GO", "CHUNK_SECONDS",
+__all__ = ["move_budget", "Speed", "Lag", "RecentMax", "Lateness", "chunk_size", "planned_simulations", "DEFAULT_MOVES_TO_GO", "CHUNK_SECONDS",
            "SAFETY"]
