@@ -17,8 +17,7 @@ report ``opening_diversity_extrinsic_only``).
 import json
 import pathlib
 import sys
-import time
-from typing import List, Optional, Tuple
+from typing import List
 
 from absl import app, flags, logging
 
@@ -30,29 +29,10 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
     distributed.define_flags()
     distributed.initialize_from_argv(sys.argv)
 
-from azdb_jax import data  # noqa: E402
-from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
-from azdb_jax.evaluation import reports  # noqa: E402
-from azdb_jax.evaluation.team import SEARCH_MODES, Team  # noqa: E402
-from azdb_jax import cli  # noqa: E402
+from azdb_jax import cli, data  # noqa: E402
 from azdb_jax.evaluation import loading  # noqa: E402
-
-EXCLUDED_ECO = ("A00",)
-
-
-def evaluate(team: Team, openings_path, out, *, move: str = "lcb", limit: Optional[int] = None,
-             batch_size: int = 64, seed: int = 0, progress: bool = True) -> Tuple[pathlib.Path, pathlib.Path]:
-    """Runs the measure on ``team`` over the openings at ``openings_path``; writes ``out``.json/.csv."""
-    if limit is not None and limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
-    positions = data.load_openings(openings_path, exclude=EXCLUDED_ECO)
-    positions = list(positions)[:limit] if limit else list(positions)
-    start = time.perf_counter()
-    summary, rows = openings_lib.opening_diversity(team, positions, move=move, batch_size=batch_size, seed=seed,
-                                                   progress=progress)
-    summary.update(openings=str(openings_path), excluded_eco=list(EXCLUDED_ECO), seed=seed,
-                   seconds=round(time.perf_counter() - start, 1))
-    return reports.write_report(out, summary, rows)
+from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
+from azdb_jax.evaluation.team import SEARCH_MODES  # noqa: E402
 
 
 def main(argv: List[str]) -> None:
@@ -64,8 +44,8 @@ def main(argv: List[str]) -> None:
     out = _OUT.value or str(pathlib.Path(_WORKDIR.value) / "reports" / (
         "opening_diversity" + ("_extrinsic_only" if _EXTRINSIC_ONLY.value else "")))
     openings_path = _DATA.value or data.data_path("openings")
-    json_path, csv_path = evaluate(team, openings_path, out, move=_MOVE.value, limit=_LIMIT.value,
-                                   batch_size=_BATCH_SIZE.value, seed=_SEED.value)
+    json_path, csv_path = openings_lib.evaluate(team, openings_path, out, move=_MOVE.value, limit=_LIMIT.value,
+                                                batch_size=_BATCH_SIZE.value, seed=_SEED.value)
     summary = json.loads(json_path.read_text())["summary"]
     print(f"{team.name}: {summary['mean_distinct_moves']:.3f} distinct moves across {summary['num_players']} "
           f"players per position ({summary['positions']} openings, {summary['move']} moves)")
