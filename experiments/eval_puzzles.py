@@ -33,6 +33,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
     distributed.initialize_from_argv(sys.argv)
 
 from azdb_jax import cli, planning  # noqa: E402
+from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.evaluation import puzzle_eval, puzzles, solvers  # noqa: E402
 from azdb_jax.evaluation.team import SEARCH_MODES  # noqa: E402
 
@@ -64,13 +65,13 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    # Flags are defined only when run as a script, so tests can import several CLIs.
-    _WORKDIR = flags.DEFINE_string("workdir", None, "Run directory of experiments/train.py holding the team.")
+    _WORKDIR = common_flags.define_workdir("Run directory of experiments/train.py holding the team.")
     _STEP = flags.DEFINE_integer("step", None, "Checkpoint step to evaluate (default: the latest).")
     _NUM_PLAYERS = flags.DEFINE_integer("num_players", None, "If set, the checkpoint's team size must be this.")
     _SUITE = flags.DEFINE_enum("suite", "lichess", list(puzzles.SUITES), "Puzzle suite: sts, epd (bm/am), lichess, paper.")
     _DATA = flags.DEFINE_string("data", None, "Suite file (default: the shared file of the suite under $AZDB_DATA_DIR).")
-    _SIMULATIONS = flags.DEFINE_integer("simulations", None, "Search simulations per position (default: the run's).")
+    _SIMULATIONS = common_flags.define_simulations("Search simulations per position (default: the run's "
+                                                   "evaluation budget).")
     _RULES = flags.DEFINE_list("rules", list(solvers.DEFAULT_RULES),
                                f"Selection rules to report ({', '.join(planning.SELECTION_RULES)}).")
     _MOVE = flags.DEFINE_enum("move", "visits", list(planning.MOVES), "A player's move: most visited or LCB.")
@@ -84,8 +85,9 @@ if __name__ == "__main__":
     _ENGINE_NODES = flags.DEFINE_integer("engine_nodes", None, "Engine search limit: nodes per position.")
     _ENGINE_TIME = flags.DEFINE_float("engine_time", None, "Engine search limit: seconds per position.")
     _STOCKFISH = flags.DEFINE_string("stockfish", None, "Stockfish binary (default: $AZDB_STOCKFISH, PATH, /usr/games).")
-    _OUT = flags.DEFINE_string("out", None, "Report prefix for .json and .csv (default under the workdir).")
-    _SEED = flags.DEFINE_integer("seed", 0, "Seed of the team's search randomness.")
+    _OUT = common_flags.define_out("Report prefix for .json and .csv (default: under the workdir, or "
+                                   "eval/<suite>_<engine>_<limit> for an engine).")
+    _SEED = common_flags.define_seed("Seed of the team's search randomness.")
     _EXTRINSIC_ONLY = flags.DEFINE_bool("extrinsic_only", False, "Search with λ = 1 for every player: the "
                                         "paper's ablation (Fig. 8 dashed) instead of the self-play search.")
     app.run(cli.input_errors_exit(main))

@@ -15,6 +15,7 @@ import sys
 import pgx
 from absl import app, flags
 
+from azdb_jax.cli import common_flags
 from azdb_jax.evaluation import fairy_stockfish, reports
 from azdb_jax.evaluation.gardner_crosscheck import crosscheck
 
@@ -43,12 +44,12 @@ def main(argv):
 
 if __name__ == "__main__":
     flags.DEFINE_integer("positions", 5000, "Positions to check (at least).")
-    flags.DEFINE_integer("seed", 0, "Seed of the games.")
+    common_flags.define_seed("Seed of the games.")
     flags.DEFINE_float("engine_games", 0.3, "Fraction of games played by Fairy-Stockfish (the rest: random moves).")
     flags.DEFINE_float("endgame_games", 0.15, "Fraction of games with random moves from random endgames.")
     flags.DEFINE_integer("engine_nodes", 2000, "Fairy-Stockfish nodes per move in engine-played games.")
     flags.DEFINE_string("fairy_stockfish", None, "Fairy-Stockfish binary (default: $AZDB_FAIRY_STOCKFISH, PATH, "
                         "/usr/games/fairy-stockfish).")
     flags.DEFINE_bool("pgx_env", False, "Check pgx's own gardner_chess env instead of ours (its hashes differ).")
-    flags.DEFINE_string("out", None, "Write the JSON report here.")
+    common_flags.define_out("Write the JSON report here (default: print the summary only).")
     app.run(main)

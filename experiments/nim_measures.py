@@ -30,6 +30,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
 import tqdm  # noqa: E402
 
 from azdb_jax import cli  # noqa: E402
+from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.evaluation import loading, reports  # noqa: E402
 from azdb_jax.evaluation import nim as nim_eval  # noqa: E402
 
@@ -60,7 +61,8 @@ def main(argv: List[str]) -> None:
             raise FileNotFoundError(f"no checkpoints in {workdir / 'checkpoints'}")
     teams = [(step, loading.load_team(workdir, step=step, num_simulations=_SIMULATIONS.value))
              for step in tqdm.tqdm(steps, desc="loading", unit="ckpt")]
-    summary, rows = nim_eval.measure_checkpoints(teams, num_games=_GAMES.value, num_seeds=_SEEDS.value, seed=_SEED.value)
+    summary, rows = nim_eval.measure_checkpoints(teams, num_games=_GAMES.value, num_seeds=_SEEDS.value,
+                                                 seed=_SEED.value)
     summary["workdir"] = str(workdir)
     out = _OUT.value or str(workdir / "reports" / "nim_measures")
     json_path, csv_path = reports.write_report(out, summary, rows)
@@ -69,13 +71,12 @@ def main(argv: List[str]) -> None:
 
 
 if __name__ == "__main__":
-    _WORKDIR = flags.DEFINE_string("workdir", None, "Run directory of experiments/train.py (a Nim run).", required=True)
+    _WORKDIR = common_flags.define_workdir("Run directory of experiments/train.py (a Nim run).", required=True)
     _STEPS = flags.DEFINE_string("steps", None, "Comma-separated checkpoint steps; default all checkpoints.")
-    _SIMULATIONS = flags.DEFINE_integer("simulations", None, "Simulations per search; default the run's eval budget.",
-                                        lower_bound=1)
-    _GAMES = flags.DEFINE_integer("games", 16, "Games per pair of agents and seed (even: both colours).",
-                                  lower_bound=2)
+    _SIMULATIONS = common_flags.define_simulations("Simulations per search (default: the run's evaluation budget).")
+    _GAMES = common_flags.define_games("Games per pair of agents and seed (even: both colours).", default=16,
+                                       lower_bound=2)
     _SEEDS = flags.DEFINE_integer("seeds", 2, "Independent rounds of --games games per pair.", lower_bound=1)
-    _SEED = flags.DEFINE_integer("seed", 0, "Random seed of the searches and games.")
-    _OUT = flags.DEFINE_string("out", None, "Report prefix; default <workdir>/reports/nim_measures.")
+    _SEED = common_flags.define_seed("Random seed of the searches and games.")
+    _OUT = common_flags.define_out("Report prefix (default: <workdir>/reports/nim_measures).")
     app.run(cli.input_errors_exit(main))

@@ -30,6 +30,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
     distributed.initialize_from_argv(sys.argv)
 
 from azdb_jax import cli, data  # noqa: E402
+from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.evaluation import loading  # noqa: E402
 from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
 from azdb_jax.evaluation.team import SEARCH_MODES  # noqa: E402
@@ -57,18 +58,17 @@ def main(argv: List[str]) -> None:
 
 
 if __name__ == "__main__":
-    _WORKDIR = flags.DEFINE_string("workdir", None, "Run directory of experiments/train.py (a chess run).",
-                                   required=True)
+    _WORKDIR = common_flags.define_workdir("Run directory of experiments/train.py (a chess run).", required=True)
     _STEP = flags.DEFINE_integer("step", None, "Checkpoint step; default the latest.")
     _NUM_PLAYERS = flags.DEFINE_integer("num_players", None, "Expected team size (checked against the checkpoint).")
     _DATA = flags.DEFINE_string("data", None, "ECO openings: a .tsv file or a folder of them; "
                                 "default $AZDB_DATA_DIR/openings.")
-    _SIMULATIONS = flags.DEFINE_integer("simulations", None, "Simulations per search; default the run's eval budget.")
+    _SIMULATIONS = common_flags.define_simulations("Simulations per search (default: the run's evaluation budget).")
     _MOVE = flags.DEFINE_enum("move", "lcb", ["lcb", "visits"], "Each player's move: LCB (paper) or most visited.")
     _LIMIT = flags.DEFINE_integer("limit", None, "Only the first N openings (quick looks).")
     _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Positions per search call.", lower_bound=1)
-    _SEED = flags.DEFINE_integer("seed", 0, "Seed of the searches' tie breaks.")
-    _OUT = flags.DEFINE_string("out", None, "Report prefix; default <workdir>/reports/opening_diversity.")
+    _SEED = common_flags.define_seed("Seed of the searches' tie breaks.")
+    _OUT = common_flags.define_out("Report prefix (default: <workdir>/reports/opening_diversity).")
     _EXTRINSIC_ONLY = flags.DEFINE_bool("extrinsic_only", False, "Search with λ = 1 for every player: the "
                                         "paper's ablation (Fig. 8 dashed) instead of the self-play search.")
     app.run(cli.input_errors_exit(main))

@@ -27,8 +27,9 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import matchmaking  # noqa: E402
+from azdb_jax.cli import common_flags  # noqa: E402
 
-_WORKDIR = flags.DEFINE_string("workdir", None, "Run directory with graphs/graph_*.npz.", required=True)
+_WORKDIR = common_flags.define_workdir("Run directory with graphs/graph_*.npz.", required=True)
 _MATCHMAKER = flags.DEFINE_string("matchmaker", "psro_nash", "Graph to compare the estimates under.")
 
 ESTIMATORS = {  # name -> (decay per iteration, prior, prior games)

@@ -50,6 +50,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
     distributed.initialize_from_argv(sys.argv)
 
 from azdb_jax import cli  # noqa: E402
+from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.evaluation import agent_match, matches  # noqa: E402
 
 
@@ -89,7 +90,6 @@ def main(argv: List[str]) -> None:
 
 
 if __name__ == "__main__":
-    # Flags are defined only when run as a script, so tests can import several CLIs.
     _A = flags.DEFINE_string("a", None, "Agent A: RUN_DIR[@STEP], 'stockfish', 'alphabeta:...' or a fixed "
                              "opponent name.")
     _B = flags.DEFINE_string("b", None, "Agent B: RUN_DIR[@STEP], 'stockfish', 'alphabeta:...' or a fixed "
@@ -113,10 +113,11 @@ if __name__ == "__main__":
         "sample_plies", 0, "Agents of runs sample their first N moves of a game in proportion to visit counts "
         "(as in self-play), so seeds give different games; 0: always the most-visited move.", lower_bound=0)
     _HELDOUT = flags.DEFINE_integer("heldout_seeds", 0, "Lookup: held-out seeds scored with the table.", lower_bound=0)
-    _SIMULATIONS = flags.DEFINE_integer("simulations", None, "Search simulations per move (default: the run's).")
+    _SIMULATIONS = common_flags.define_simulations("Search simulations per move of the runs' players (default: "
+                                                   "each run's evaluation budget).")
     _MAX_PLIES = flags.DEFINE_integer("max_plies", None, "Plies per game at most (default: the game's cap).")
     _BATCH_PAIRS = flags.DEFINE_integer("batch_pairs", 32, "Game pairs per compiled chunk.", lower_bound=1)
-    _OUT = flags.DEFINE_string("out", None, "Output directory.")
+    _OUT = common_flags.define_out("Output directory.")
     _STOCKFISH = flags.DEFINE_string("stockfish", None, "Stockfish binary (default: PATH, then /usr/games).")
     _SF_NODES = flags.DEFINE_integer("stockfish_nodes", None, "Stockfish nodes per move.")
     _SF_TIME = flags.DEFINE_float("stockfish_time", None, "Stockfish seconds per move (default 0.1 without nodes).")

@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from azdb_jax import games, opponents
+from azdb_jax.cli import common_flags
 from azdb_jax.classical import matches as host_matches
 from azdb_jax.classical import player as classical_player
 from azdb_jax.evaluation import game_records, loading, matches, reports, specialisation
@@ -39,13 +40,6 @@ class Agent:
     params: Any = None
     engine: Any = None  # a host-side chess engine
     lookup: bool = False
-
-
-def _parse_run(spec: str):
-    path, _, step = spec.partition("@")
-    if step and not step.isdigit():
-        raise ValueError(f"agent {spec!r}: the checkpoint step after '@' must be an integer")
-    return pathlib.Path(path), int(step) if step else None
 
 
 def _team_policy(agent: Agent, player: Optional[int], rule: Optional[str], side: str, sample_plies: int) -> None:
@@ -75,7 +69,7 @@ def resolve_agent(spec: str, *, side: str, player=None, rule=None, num_players=N
         return Agent(name="stockfish", engine=stockfish or {})
     if classical_player.is_spec(spec):
         return Agent(name=spec, engine=classical_player.player_from_spec(spec))
-    path, step = _parse_run(spec)
+    path, step = common_flags.split_checkpoint(spec)
     if not (path / "config.json").is_file():
         if step is None and not path.exists():
             return Agent(name=spec)  # a fixed opponent, checked once the game is known
