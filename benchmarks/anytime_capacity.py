@@ -14,8 +14,6 @@ array at every level of every backup: O(capacity) a level).
 """
 
 import functools
-import pathlib
-import sys
 import time
 from typing import List
 
@@ -24,13 +22,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import report  # benchmarks/report.py (this folder is on the path when a script runs)
 
-import report  # benchmarks/report.py (this folder is on the path when a script runs)  # noqa: E402
-
-from azdb_jax import anytime, games, tree_search  # noqa: E402
-from azdb_jax.cli import common_flags  # noqa: E402
-from azdb_jax.evaluation import loading  # noqa: E402
+from azdb_jax import anytime, games, tree_search
+from azdb_jax.cli import common_flags
+from azdb_jax.evaluation import loading
 
 _CHECKPOINT = common_flags.define_checkpoint("Run directory[@step] (chess or Gardner chess).", required=True)
 _CAPACITIES = flags.DEFINE_list("capacities", ["1024", "16384", "131072"], "Nodes per player tree.")

@@ -34,13 +34,11 @@ import time
 import numpy as np
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.cli import common_flags  # noqa: E402
-from azdb_jax.classical import matches as host_matches  # noqa: E402
-from azdb_jax.classical import search  # noqa: E402
-from azdb_jax.evaluation import reports  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.cli import common_flags
+from azdb_jax.classical import matches as host_matches
+from azdb_jax.classical import search
+from azdb_jax.evaluation import reports
 
 _GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
 _DEPTH = flags.DEFINE_integer("depth", 5, "Depth each search completes.", lower_bound=1)

@@ -26,12 +26,10 @@ import chess
 import chess.engine
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.cli import common_flags  # noqa: E402
-from azdb_jax.classical import matches as host_matches  # noqa: E402
-from azdb_jax.evaluation import matches, reports  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.cli import common_flags
+from azdb_jax.classical import matches as host_matches
+from azdb_jax.evaluation import matches, reports
 
 _REFERENCE = flags.DEFINE_string("reference", None, "The reference engine's UCI command (a path).", required=True)
 _MOVETIME = flags.DEFINE_float("movetime", 1.0, "Seconds per measured search.", lower_bound=0.01)

@@ -15,7 +15,6 @@ without overhead) and every ``info string`` the engine sent before its first
 ``bestmove``. ``--jit_cache`` (a fresh folder: a cold start) is passed to the engine.
 """
 
-import pathlib
 import subprocess
 import sys
 import time
@@ -23,11 +22,9 @@ from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import report  # benchmarks/report.py (this folder is on the path when a script runs)
 
-import report  # benchmarks/report.py (this folder is on the path when a script runs)  # noqa: E402
-
-from azdb_jax.cli import common_flags  # noqa: E402
+from azdb_jax.cli import common_flags
 
 _CHECKPOINT = common_flags.define_checkpoint("Run directory[@step] of the engine.", required=True)
 _BASE = flags.DEFINE_float("base", 15.0, "Clock: seconds per side.")

@@ -23,14 +23,12 @@ import chess
 import chess.engine
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.cli import common_flags  # noqa: E402
-from azdb_jax.classical import endgames  # noqa: E402
-from azdb_jax.classical.chess_position import ChessPosition  # noqa: E402
-from azdb_jax.classical.gardner_position import GardnerPosition  # noqa: E402
-from azdb_jax.evaluation import reports  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.cli import common_flags
+from azdb_jax.classical import endgames
+from azdb_jax.classical.chess_position import ChessPosition
+from azdb_jax.classical.gardner_position import GardnerPosition
+from azdb_jax.evaluation import reports
 
 _POSITIONS = flags.DEFINE_integer("positions", 200, "Sampled positions per table.", lower_bound=2)
 _DEPTH = flags.DEFINE_integer("depth", 25, "Engine search depth.", lower_bound=1)

@@ -23,14 +23,12 @@ import time
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.cli import common_flags  # noqa: E402
-from azdb_jax import games as games_lib  # noqa: E402
-from azdb_jax.classical import evaluation, learning, player as player_lib  # noqa: E402
-from azdb_jax.classical import matches as host_matches  # noqa: E402
-from azdb_jax.evaluation import matches, reports  # noqa: E402
+from azdb_jax import cli
+from azdb_jax import games as games_lib
+from azdb_jax.cli import common_flags
+from azdb_jax.classical import evaluation, learning, player as player_lib
+from azdb_jax.classical import matches as host_matches
+from azdb_jax.evaluation import matches, reports
 
 _GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
 _GAMES = common_flags.define_games("Engine games to learn from.", default=400, lower_bound=5)

@@ -16,16 +16,13 @@ library version and the seconds each part took. Then open a notebook of ``colabs
 """
 
 import pathlib
-import sys
 import time
 from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402  (no JAX import)
-from azdb_jax.cli import common_flags  # noqa: E402  (no JAX import)
+from azdb_jax import cli  # no JAX import
+from azdb_jax.cli import common_flags  # no JAX import
 
 _SCALE = flags.DEFINE_enum("scale", "ci", ["ci", "cpu", "chess_fast", "cpu_sweep", "ci_sweep"],
                            "How large every run and evaluation is (cpu_sweep: the Gardner sweep of λ and ℓ0; "

@@ -23,7 +23,6 @@ Printed as a table, written as JSON with ``--out``.
 
 import json
 import pathlib
-import sys
 from typing import Dict, List
 
 from absl import app, flags
@@ -31,10 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import features, games, runner, search, tree_search  # noqa: E402
-from azdb_jax.cli import common_flags  # noqa: E402
+from azdb_jax import features, games, runner, search, tree_search
+from azdb_jax.cli import common_flags
 
 _WORKDIR = common_flags.define_workdir("Run directory.", required=True)
 _STEPS = flags.DEFINE_list("steps", [], "Checkpoint steps (default: every saved one).")

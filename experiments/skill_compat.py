@@ -38,9 +38,7 @@ from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import distributed  # noqa: E402  (imports no JAX: safe before jax.distributed.initialize)
+from azdb_jax import distributed  # imports no JAX: safe before jax.distributed.initialize
 
 if __name__ == "__main__":  # multi-host: join the run before the imports below create the XLA backend
     distributed.define_flags()

@@ -16,17 +16,13 @@ it records the settings and ``attuned_metrics.jsonl`` each round. The command li
 ``azdb_jax.skill.experiment.attune``.
 """
 
-import pathlib
-import sys
 from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.cli import common_flags  # noqa: E402
-from azdb_jax.skill import agents, attuned, experiment  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.cli import common_flags
+from azdb_jax.skill import agents, attuned, experiment
 
 _STRONG = flags.DEFINE_string("strong", None, "The strong run's directory[@step]; its player 0 is fine-tuned.")
 _JUNIOR = flags.DEFINE_string("junior", None, "The junior's run directory[@step] (its player 0).")

@@ -34,10 +34,8 @@ from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.cli import common_flags  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.cli import common_flags
 
 
 def engine_command(checkpoint: str, values) -> List[str]:

@@ -6,7 +6,8 @@
 - a bad value (``--simulations=0``, a checkpoint step that is not an iteration number, a
   missing required flag) is refused when the flags are parsed, with the flag's name; a
   script ends with that one line and exit status 2;
-- no script defines one of these flags on its own.
+- no script defines one of these flags on its own, and no script edits ``sys.path``
+  (the package is installed into the environment the scripts run with).
 """
 
 import ast
@@ -138,3 +139,8 @@ def test_no_script_defines_a_shared_flag_of_its_own():
                 own.append(f"{path.relative_to(REPO)}:{node.lineno} --{node.args[0].value}")
     assert not own, f"define these with azdb_jax.cli.common_flags: {own}"
 
+
+
+def test_no_script_edits_sys_path():
+    editing = [str(path.relative_to(REPO)) for path in _scripts() if "sys.path" in path.read_text()]
+    assert not editing, f"the scripts run with the environment's python, the package installed: {editing}"
