@@ -14,8 +14,6 @@ array at every level of every backup: O(capacity) a level).
 """
 
 import functools
-import pathlib
-import sys
 import time
 from typing import List
 
@@ -24,18 +22,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import report  # benchmarks/report.py (this folder is on the path when a script runs)
 
-import report  # benchmarks/report.py (this folder is on the path when a script runs)  # noqa: E402
+from azdb_jax import anytime, games, tree_search
+from azdb_jax.cli import common_flags
+from azdb_jax.evaluation import loading
 
-from azdb_jax import anytime, games, tree_search  # noqa: E402
-from azdb_jax.evaluation import loading  # noqa: E402
-
-_CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Run directory[@step] (chess or Gardner chess).", required=True)
+_CHECKPOINT = common_flags.define_checkpoint("Run directory[@step] (chess or Gardner chess).", required=True)
 _CAPACITIES = flags.DEFINE_list("capacities", ["1024", "16384", "131072"], "Nodes per player tree.")
-_SIMULATIONS = flags.DEFINE_integer("simulations", 300, "Simulations per timed call.")
+_SIMULATIONS = common_flags.define_simulations("Simulations per timed call.", default=300)
 _REPEATS = flags.DEFINE_integer("repeats", 5, "Timed calls per capacity.")
-_OUT = flags.DEFINE_string("out", None, "Write the rows as JSON here.")
+_OUT = common_flags.define_out("Write the rows as JSON here (default: print them only).")
 
 
 def backward_read_back(tree, leaf):
@@ -68,8 +65,8 @@ def backward_read_back(tree, leaf):
 
 def main(argv: List[str]) -> None:
     del argv
-    path, _, step = _CHECKPOINT.value.partition("@")
-    team = loading.load_team(pathlib.Path(path), step=int(step) if step else None)
+    path, step = common_flags.split_checkpoint(_CHECKPOINT.value)
+    team = loading.load_team(path, step=step)
     game = games.board_game(team.env)
     params = jax.device_put(team.params, jax.devices()[0])
     state = jax.tree.map(lambda x: x[0], game.states_from_boards([game.new_board(None)], max_pieces=16))

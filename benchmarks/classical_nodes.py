@@ -34,12 +34,11 @@ import time
 import numpy as np
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.classical import matches as host_matches  # noqa: E402
-from azdb_jax.classical import search  # noqa: E402
-from azdb_jax.evaluation import reports  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.cli import common_flags
+from azdb_jax.classical import matches as host_matches
+from azdb_jax.classical import search
+from azdb_jax.evaluation import reports
 
 _GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
 _DEPTH = flags.DEFINE_integer("depth", 5, "Depth each search completes.", lower_bound=1)
@@ -48,7 +47,7 @@ _NODE_CAP = flags.DEFINE_integer("node_cap", 500_000, "Nodes at which a search i
 _CONFIGS = flags.DEFINE_list("configs", [], "Configurations to run (default: all).")
 _MERGE = flags.DEFINE_list("merge", [], "Instead of searching: merge reports of the same positions and depth "
                            "(configurations run in separate processes, --configs) into --out.")
-_OUT = flags.DEFINE_string("out", None, "JSON report.")
+_OUT = common_flags.define_out("JSON report.", required=True)
 
 TECHNIQUES = ("alpha_beta", "iterative_deepening", "root_ordering", "tt_move", "mvv_lva", "killers", "history",
               "transposition_table", "quiescence")
@@ -140,5 +139,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("out")
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

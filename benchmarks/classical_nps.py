@@ -26,18 +26,17 @@ import chess
 import chess.engine
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from azdb_jax import cli
+from azdb_jax.cli import common_flags
+from azdb_jax.classical import matches as host_matches
+from azdb_jax.evaluation import matches, reports
 
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.classical import matches as host_matches  # noqa: E402
-from azdb_jax.evaluation import matches, reports  # noqa: E402
-
-_REFERENCE = flags.DEFINE_string("reference", None, "The reference engine's UCI command (a path).")
+_REFERENCE = flags.DEFINE_string("reference", None, "The reference engine's UCI command (a path).", required=True)
 _MOVETIME = flags.DEFINE_float("movetime", 1.0, "Seconds per measured search.", lower_bound=0.01)
 _POSITIONS = flags.DEFINE_integer("positions", 30, "Book positions measured.", lower_bound=1)
 _MATCH_STARTS = flags.DEFINE_integer("match_starts", 0, "Starts of the match (0: no match).", lower_bound=0)
 _MATCH_MOVETIME = flags.DEFINE_float("match_movetime", 0.1, "Seconds per move in the match.", lower_bound=0.01)
-_OUT = flags.DEFINE_string("out", None, "JSON report.")
+_OUT = common_flags.define_out("JSON report.", required=True)
 
 OURS = [sys.executable, "-m", "azdb_jax.classical.uci"]
 
@@ -94,5 +93,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["reference", "out"])
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

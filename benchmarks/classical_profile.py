@@ -25,11 +25,9 @@ import time
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.classical import matches as host_matches  # noqa: E402
-from azdb_jax.classical import search  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.classical import matches as host_matches
+from azdb_jax.classical import search
 
 _GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
 _DEPTH = flags.DEFINE_integer("depth", 5, "Search depth.", lower_bound=1)

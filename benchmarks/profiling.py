@@ -14,11 +14,12 @@ def define_search_flags() -> types.SimpleNamespace:
     """The flags of a search profile (game, batch, simulations, network, algorithm, roots,
     repeats), defined once per script; their holders by name."""
     from azdb_jax import games, search  # pylint: disable=g-import-not-at-top
+    from azdb_jax.cli import common_flags  # pylint: disable=g-import-not-at-top
 
     return types.SimpleNamespace(
         game=flags.DEFINE_enum("game", "chess", list(games.IDS), "Game."),
         batch=flags.DEFINE_integer("batch", 32, "Positions searched side by side."),
-        simulations=flags.DEFINE_integer("simulations", 32, "Simulations per search."),
+        simulations=common_flags.define_simulations("Simulations per search.", default=32),
         channels=flags.DEFINE_integer("channels", 32, "Network channels."),
         blocks=flags.DEFINE_integer("blocks", 4, "Residual blocks."),
         algorithm=flags.DEFINE_enum("algorithm", "puct", list(search.ALGORITHMS), "Search algorithm."),

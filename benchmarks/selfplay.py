@@ -36,7 +36,6 @@ taken in one run.
 
 import functools
 import json
-import pathlib
 import statistics
 import sys
 import time
@@ -47,16 +46,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import reference  # benchmarks/reference.py (this folder is on the path when a script runs)
 
-import reference  # noqa: E402  pylint: disable=g-import-not-at-top
-
-from azdb_jax import diversity, features, games, matchmaking, networks, search, selfplay  # noqa: E402
-from azdb_jax.config import DiversityConfig  # noqa: E402
+from azdb_jax import diversity, features, games, matchmaking, networks, search, selfplay
+from azdb_jax.cli import common_flags
+from azdb_jax.config import DiversityConfig
 
 _GAME = flags.DEFINE_enum("game", "connect_four", [e for e in games.IDS if e != "nim"], "Game.")
 _BATCH = flags.DEFINE_integer("batch", 64, "Games played side by side.", lower_bound=1)
-_SIMULATIONS = flags.DEFINE_integer("simulations", 32, "Search simulations per move.", lower_bound=1)
+_SIMULATIONS = common_flags.define_simulations("Search simulations per move.", default=32)
 _NUM_PLAYERS = flags.DEFINE_list("num_players", ["1", "10"], "Team sizes to measure.")
 _LAM = flags.DEFINE_float("lam", 0.9, "λ_i of players i > 0 in teams of more than one (diversity on when < 1).")
 _CHANNELS = flags.DEFINE_integer("channels", 32, "Network channels.", lower_bound=1)

@@ -15,7 +15,6 @@ without overhead) and every ``info string`` the engine sent before its first
 ``bestmove``. ``--jit_cache`` (a fresh folder: a cold start) is passed to the engine.
 """
 
-import pathlib
 import subprocess
 import sys
 import time
@@ -23,16 +22,16 @@ from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import report  # benchmarks/report.py (this folder is on the path when a script runs)
 
-import report  # benchmarks/report.py (this folder is on the path when a script runs)  # noqa: E402
+from azdb_jax.cli import common_flags
 
-_CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Run directory[@step] of the engine.", required=True)
+_CHECKPOINT = common_flags.define_checkpoint("Run directory[@step] of the engine.", required=True)
 _BASE = flags.DEFINE_float("base", 15.0, "Clock: seconds per side.")
 _INCREMENT = flags.DEFINE_float("increment", 0.1, "Clock: seconds added per move.")
 _ISREADY_FIRST = flags.DEFINE_bool("isready_first", True, "Wait for readyok before the game (as a GUI does).")
 _JIT_CACHE = flags.DEFINE_string("jit_cache", "", "The engine's --jit_cache ('' keeps its default).")
-_OUT = flags.DEFINE_string("out", None, "Write the timings as JSON here.")
+_OUT = common_flags.define_out("Write the timings as JSON here (default: print them only).")
 
 
 class Pipes:

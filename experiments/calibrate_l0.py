@@ -13,21 +13,19 @@ same as JSON. Use the value with ``--override=diversity.l0=...`` or in a preset.
 
 import json
 import pathlib
-import sys
 from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import calibration, cli  # noqa: E402  pylint: disable=g-import-not-at-top
-from azdb_jax.evaluation import reports  # noqa: E402  pylint: disable=g-import-not-at-top
+from azdb_jax import calibration, cli
+from azdb_jax.cli import common_flags
+from azdb_jax.evaluation import reports
 
 flags.DEFINE_list("control", None, "λ = 1 control run directories (comma-separated).")
 flags.DEFINE_float("factor", calibration.DEFAULT_FACTOR, "ℓ0 = factor × the controls' settled spread.")
 flags.DEFINE_integer("window", calibration.DEFAULT_WINDOW, "Last iterations of each run the spread is taken over.",
                      lower_bound=1)
-flags.DEFINE_string("out", None, "Write the calibration as JSON here.")
+common_flags.define_out("Write the calibration as JSON here (default: print it only).")
 
 
 def main(argv: List[str]) -> None:

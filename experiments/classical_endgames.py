@@ -23,19 +23,18 @@ import chess
 import chess.engine
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.classical import endgames  # noqa: E402
-from azdb_jax.classical.chess_position import ChessPosition  # noqa: E402
-from azdb_jax.classical.gardner_position import GardnerPosition  # noqa: E402
-from azdb_jax.evaluation import reports  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.cli import common_flags
+from azdb_jax.classical import endgames
+from azdb_jax.classical.chess_position import ChessPosition
+from azdb_jax.classical.gardner_position import GardnerPosition
+from azdb_jax.evaluation import reports
 
 _POSITIONS = flags.DEFINE_integer("positions", 200, "Sampled positions per table.", lower_bound=2)
 _DEPTH = flags.DEFINE_integer("depth", 25, "Engine search depth.", lower_bound=1)
 _RECHECK = flags.DEFINE_integer("recheck_nodes", 5_000_000, "Nodes of the second search of longer mates (0: none).",
                                 lower_bound=0)
-_OUT = flags.DEFINE_string("out", None, "JSON report.")
+_OUT = common_flags.define_out("JSON report.", required=True)
 
 
 def main(argv):
@@ -85,5 +84,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("out")
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

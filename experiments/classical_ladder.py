@@ -34,12 +34,11 @@ from typing import Any, Dict, List
 import numpy as np
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli, ratings  # noqa: E402
-from azdb_jax.classical import matches as host_matches  # noqa: E402
-from azdb_jax.classical import player as player_lib  # noqa: E402
-from azdb_jax.evaluation import matches, reports  # noqa: E402
+from azdb_jax import cli, ratings
+from azdb_jax.cli import common_flags
+from azdb_jax.classical import matches as host_matches
+from azdb_jax.classical import player as player_lib
+from azdb_jax.evaluation import matches, reports
 
 _GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
 _DEPTHS = flags.DEFINE_list("depths", ["1", "2", "3", "4"], "Search depths on the ladder.")
@@ -57,13 +56,14 @@ _AGENT_SPECS = flags.DEFINE_list("agent_specs", [], "Further searchers the agent
                                  "alphabeta:depth=1:quiescence=0).")
 _EXTRA = flags.DEFINE_list("extra_pairs", [], "Further host matches A~B between full specs, e.g. "
                            "alphabeta:depth=1:quiescence=0~alphabeta:depth=1 (links extra rungs to the ladder).")
-_SIMULATIONS = flags.DEFINE_integer("simulations", 32, "The agents' search simulations.")
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of the Gardner start positions.")
+_SIMULATIONS = common_flags.define_simulations("The agents' search simulations (default: each run's evaluation "
+                                               "budget).")
+_SEED = common_flags.define_seed("Seed of the Gardner start positions.")
 _SHARD = flags.DEFINE_string("shard", None, "i/n: play only starts i, i + n, i + 2n, ... (run the n shards as "
                              "separate processes, then --merge their reports).")
 _MERGE = flags.DEFINE_list("merge", [], "Instead of playing: merge these reports (games of the same pairing "
                            "pooled) into --out.")
-_OUT = flags.DEFINE_string("out", None, "The JSON report (rewritten after every match; resumed from).")
+_OUT = common_flags.define_out("The JSON report (rewritten after every match; resumed from).", required=True)
 
 
 def ladder(report: Dict[str, Any]) -> Dict[str, Any]:
@@ -174,18 +174,20 @@ def main(argv):
 
 
 def play_agent(run: str, opponents, starts, env_id: str, report, done, save) -> None:
-    """Player 0 of ``run`` (``--simulations`` simulations) against the searchers ``opponents`` (specs)."""
+    """Player 0 of ``run`` against the searchers ``opponents`` (specs).
+
+    The player searches with ``--simulations`` simulations (default: the run's evaluation budget).
+    """
     import jax  # pylint: disable=g-import-not-at-top
 
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
 
-    path, _, step = run.partition("@")
-    team = loading.load_team(pathlib.Path(path), step=int(step) if step else None,
-                             num_simulations=_SIMULATIONS.value)
+    path, step = common_flags.split_checkpoint(run)
+    team = loading.load_team(path, step=step, num_simulations=_SIMULATIONS.value)
     if team.env.id != env_id:
         raise ValueError(f"--agents: {run} plays {team.env.id}, the ladder {env_id}")
     agent = matches.player_agent(team, 0)
-    name = f"{team.name}/player0/sims{_SIMULATIONS.value}"
+    name = f"{team.name}/player0/sims{team.search_config.num_simulations}"
     for text in opponents:
         engine = player_lib.player_from_spec(text)
         if (name, engine.name) in done:
@@ -200,5 +202,4 @@ def play_agent(run: str, opponents, starts, env_id: str, report, done, save) -> 
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("out")
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

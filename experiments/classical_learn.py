@@ -23,24 +23,23 @@ import time
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax import games as games_lib  # noqa: E402
-from azdb_jax.classical import evaluation, learning, player as player_lib  # noqa: E402
-from azdb_jax.classical import matches as host_matches  # noqa: E402
-from azdb_jax.evaluation import matches, reports  # noqa: E402
+from azdb_jax import cli
+from azdb_jax import games as games_lib
+from azdb_jax.cli import common_flags
+from azdb_jax.classical import evaluation, learning, player as player_lib
+from azdb_jax.classical import matches as host_matches
+from azdb_jax.evaluation import matches, reports
 
 _GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
-_GAMES = flags.DEFINE_integer("games", 400, "Engine games to learn from.", lower_bound=5)
+_GAMES = common_flags.define_games("Engine games to learn from.", default=400, lower_bound=5)
 _NODES = flags.DEFINE_list("engine_nodes", ["100", "300", "1000", "3000"], "Node limits the sides are drawn from.")
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 4, "Gardner: random plies before each game.", lower_bound=0)
 _MAX_PLIES = flags.DEFINE_integer("max_plies", 200, "Engine games stop here (a draw).", lower_bound=10)
 _RIDGE = flags.DEFINE_float("ridge", 1.0, "Ridge penalty λ of the least-squares fit.", lower_bound=0.0)
 _DEPTH = flags.DEFINE_integer("depth", 3, "Depth of the learned-vs-default match (0: no match).", lower_bound=0)
 _STARTS = flags.DEFINE_integer("starts", 30, "Start positions of that match (both colours each).", lower_bound=1)
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of openings and node limits.")
-_OUT = flags.DEFINE_string("out", None, "Output folder.")
+_SEED = common_flags.define_seed("Seed of openings and node limits.")
+_OUT = common_flags.define_out("Output folder.", required=True)
 
 
 def _engine(game: str, nodes: int):
@@ -118,5 +117,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("out")
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

@@ -25,9 +25,7 @@ from absl import app, flags
 import jax
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import distributed  # noqa: E402  (imports no JAX: safe before jax.distributed.initialize)
+from azdb_jax import distributed  # imports no JAX: safe before jax.distributed.initialize
 
 if __name__ == "__main__":  # multi-host: join the run before the imports below create the XLA backend
     distributed.define_flags()
@@ -36,14 +34,16 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
 from azdb_jax import arena, opponents, ratings  # noqa: E402
 from azdb_jax import games as games_lib  # noqa: E402
 from azdb_jax import cli, runner  # noqa: E402
+from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.evaluation import loading, matches, move_choices, run_summary  # noqa: E402
 
 _RUNS = flags.DEFINE_list("runs", [], "name=workdir pairs.")
 _REFERENCE = flags.DEFINE_string("reference", "minimax2", "Fixed opponent (azdb_jax.opponents.opponents_for).")
-_GAMES = flags.DEFINE_integer("games", 200, "Games against the reference (even).")
+_GAMES = common_flags.define_games("Games against the reference (even).", default=200)
 _POSITIONS = flags.DEFINE_integer("positions", 200, "Positions for the move-choice comparison.")
-_SIMULATIONS = flags.DEFINE_integer("simulations", 24, "Search simulations in evaluation.")
-_SEED = flags.DEFINE_integer("seed", 123, "Evaluation seed.")
+_SIMULATIONS = common_flags.define_simulations("Search simulations in evaluation (default: each run's evaluation "
+                                               "budget).")
+_SEED = common_flags.define_seed("Evaluation seed.", default=123)
 _EXTRINSIC_ONLY = flags.DEFINE_bool("extrinsic_only", False,
                                     "Search with λ = 1 for every player (the paper's ablation, Fig. 8 dashed) "
                                     "instead of as in self-play.")

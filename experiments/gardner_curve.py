@@ -31,9 +31,7 @@ from typing import Dict, List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import distributed  # noqa: E402  (imports no JAX: safe before jax.distributed.initialize)
+from azdb_jax import distributed  # imports no JAX: safe before jax.distributed.initialize
 
 if __name__ == "__main__":  # multi-host: join the run before the imports below create the XLA backend
     distributed.define_flags()
@@ -43,6 +41,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 from azdb_jax import adjudication, arena, cli, opponents, runner  # noqa: E402
+from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.classical import player as player_lib  # noqa: E402
 from azdb_jax.envs import gardner_interop  # noqa: E402
 from azdb_jax.evaluation import fairy_stockfish, loading, matches, reports  # noqa: E402
@@ -56,12 +55,13 @@ _STARTS = flags.DEFINE_integer("starts", 10, "Start positions (each played with 
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Random plies from the initial position to each start.",
                                       lower_bound=0)
 _MAX_PLIES = flags.DEFINE_integer("max_plies", 150, "Engine games stop here and score as draws.", lower_bound=1)
-_GAMES = flags.DEFINE_integer("games", 32, "Games against random and against minimax2 (0: skip them).", lower_bound=0)
+_GAMES = common_flags.define_games("Games against random and against minimax2 (0: skip them).", default=32,
+                                   lower_bound=0)
 _ARENA_MAX_PLIES = flags.DEFINE_integer("arena_max_plies", 100, "Games against random and minimax2 stop here and "
                                         "are adjudicated by material.", lower_bound=1)
-_SIMULATIONS = flags.DEFINE_integer("simulations", None, "Search simulations (default: the run's evaluation's).")
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of the start positions and the agent's search.")
-_OUT = flags.DEFINE_string("out", None, "Write the curve as JSON here.")
+_SIMULATIONS = common_flags.define_simulations("Search simulations (default: the run's evaluation budget).")
+_SEED = common_flags.define_seed("Seed of the start positions and the agent's search.")
+_OUT = common_flags.define_out("Write the curve as JSON here (default: print the rows only).")
 
 
 def random_starts(count: int, plies: int, seed: int) -> List[str]:

@@ -62,6 +62,7 @@ import numpy as np
 import tqdm
 from absl import app, flags
 
+from azdb_jax.cli import common_flags
 from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs.gardner_board import GardnerBoard
 from azdb_jax.evaluation import fairy_stockfish, puzzles, reports
@@ -394,7 +395,7 @@ _DEFAULT_OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
                             gardner_data.FOLDER)
 
 if __name__ == "__main__":
-    flags.DEFINE_integer("seed", 0, "Seed of the games.")
+    common_flags.define_seed("Seed of the games.")
     flags.DEFINE_string("out_dir", _DEFAULT_OUT, "Folder of the CSV files (default: the packaged sets).")
     flags.DEFINE_integer("random_games", 3000, "Games of random moves (at most; generation stops when sets are full).")
     flags.DEFINE_integer("engine_games", 1500, "Games played by Fairy-Stockfish.")

@@ -17,42 +17,21 @@ report ``opening_diversity_extrinsic_only``).
 import json
 import pathlib
 import sys
-import time
-from typing import List, Optional, Tuple
+from typing import List
 
 from absl import app, flags, logging
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import distributed  # noqa: E402  (imports no JAX: safe before jax.distributed.initialize)
+from azdb_jax import distributed  # imports no JAX: safe before jax.distributed.initialize
 
 if __name__ == "__main__":  # multi-host: join the run before the imports below create the XLA backend
     distributed.define_flags()
     distributed.initialize_from_argv(sys.argv)
 
-from azdb_jax import data  # noqa: E402
-from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
-from azdb_jax.evaluation import reports  # noqa: E402
-from azdb_jax.evaluation.team import SEARCH_MODES, Team  # noqa: E402
-from azdb_jax import cli  # noqa: E402
+from azdb_jax import cli, data  # noqa: E402
+from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.evaluation import loading  # noqa: E402
-
-EXCLUDED_ECO = ("A00",)
-
-
-def evaluate(team: Team, openings_path, out, *, move: str = "lcb", limit: Optional[int] = None,
-             batch_size: int = 64, seed: int = 0, progress: bool = True) -> Tuple[pathlib.Path, pathlib.Path]:
-    """Runs the measure on ``team`` over the openings at ``openings_path``; writes ``out``.json/.csv."""
-    if limit is not None and limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
-    positions = data.load_openings(openings_path, exclude=EXCLUDED_ECO)
-    positions = list(positions)[:limit] if limit else list(positions)
-    start = time.perf_counter()
-    summary, rows = openings_lib.opening_diversity(team, positions, move=move, batch_size=batch_size, seed=seed,
-                                                   progress=progress)
-    summary.update(openings=str(openings_path), excluded_eco=list(EXCLUDED_ECO), seed=seed,
-                   seconds=round(time.perf_counter() - start, 1))
-    return reports.write_report(out, summary, rows)
+from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
+from azdb_jax.evaluation.team import SEARCH_MODES  # noqa: E402
 
 
 def main(argv: List[str]) -> None:
@@ -64,8 +43,8 @@ def main(argv: List[str]) -> None:
     out = _OUT.value or str(pathlib.Path(_WORKDIR.value) / "reports" / (
         "opening_diversity" + ("_extrinsic_only" if _EXTRINSIC_ONLY.value else "")))
     openings_path = _DATA.value or data.data_path("openings")
-    json_path, csv_path = evaluate(team, openings_path, out, move=_MOVE.value, limit=_LIMIT.value,
-                                   batch_size=_BATCH_SIZE.value, seed=_SEED.value)
+    json_path, csv_path = openings_lib.evaluate(team, openings_path, out, move=_MOVE.value, limit=_LIMIT.value,
+                                                batch_size=_BATCH_SIZE.value, seed=_SEED.value)
     summary = json.loads(json_path.read_text())["summary"]
     print(f"{team.name}: {summary['mean_distinct_moves']:.3f} distinct moves across {summary['num_players']} "
           f"players per position ({summary['positions']} openings, {summary['move']} moves)")
@@ -77,18 +56,17 @@ def main(argv: List[str]) -> None:
 
 
 if __name__ == "__main__":
-    _WORKDIR = flags.DEFINE_string("workdir", None, "Run directory of experiments/train.py (a chess run).",
-                                   required=True)
+    _WORKDIR = common_flags.define_workdir("Run directory of experiments/train.py (a chess run).", required=True)
     _STEP = flags.DEFINE_integer("step", None, "Checkpoint step; default the latest.")
     _NUM_PLAYERS = flags.DEFINE_integer("num_players", None, "Expected team size (checked against the checkpoint).")
     _DATA = flags.DEFINE_string("data", None, "ECO openings: a .tsv file or a folder of them; "
                                 "default $AZDB_DATA_DIR/openings.")
-    _SIMULATIONS = flags.DEFINE_integer("simulations", None, "Simulations per search; default the run's eval budget.")
+    _SIMULATIONS = common_flags.define_simulations("Simulations per search (default: the run's evaluation budget).")
     _MOVE = flags.DEFINE_enum("move", "lcb", ["lcb", "visits"], "Each player's move: LCB (paper) or most visited.")
     _LIMIT = flags.DEFINE_integer("limit", None, "Only the first N openings (quick looks).")
     _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Positions per search call.", lower_bound=1)
-    _SEED = flags.DEFINE_integer("seed", 0, "Seed of the searches' tie breaks.")
-    _OUT = flags.DEFINE_string("out", None, "Report prefix; default <workdir>/reports/opening_diversity.")
+    _SEED = common_flags.define_seed("Seed of the searches' tie breaks.")
+    _OUT = common_flags.define_out("Report prefix (default: <workdir>/reports/opening_diversity).")
     _EXTRINSIC_ONLY = flags.DEFINE_bool("extrinsic_only", False, "Search with λ = 1 for every player: the "
                                         "paper's ablation (Fig. 8 dashed) instead of the self-play search.")
     app.run(cli.input_errors_exit(main))

@@ -17,18 +17,16 @@ total-variation distance of the rows of Σ_w and Σ_b). Decay is applied per int
 import json
 import pathlib
 import re
-import sys
 from typing import Dict, List
 
 from absl import app, flags
 import jax
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from azdb_jax import matchmaking
+from azdb_jax.cli import common_flags
 
-from azdb_jax import matchmaking  # noqa: E402
-
-_WORKDIR = flags.DEFINE_string("workdir", None, "Run directory with graphs/graph_*.npz.", required=True)
+_WORKDIR = common_flags.define_workdir("Run directory with graphs/graph_*.npz.", required=True)
 _MATCHMAKER = flags.DEFINE_string("matchmaker", "psro_nash", "Graph to compare the estimates under.")
 
 ESTIMATORS = {  # name -> (decay per iteration, prior, prior games)

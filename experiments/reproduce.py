@@ -16,20 +16,18 @@ library version and the seconds each part took. Then open a notebook of ``colabs
 """
 
 import pathlib
-import sys
 import time
 from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402  (no JAX import)
+from azdb_jax import cli  # no JAX import
+from azdb_jax.cli import common_flags  # no JAX import
 
 _SCALE = flags.DEFINE_enum("scale", "ci", ["ci", "cpu", "chess_fast", "cpu_sweep", "ci_sweep"],
                            "How large every run and evaluation is (cpu_sweep: the Gardner sweep of λ and ℓ0; "
                            "ci_sweep: the same machinery in minutes).")
-_OUT = flags.DEFINE_string("out", None, "The results folder (default results/<scale>).")
+_OUT = common_flags.define_out("The results folder (default: results/<scale>).")
 _STAGES = flags.DEFINE_list("stages", ["train", "eval"], "Stages to run: train, eval.")
 _RUNS = flags.DEFINE_list("runs", [], "Train only these runs (names like azdb_s0; default all).")
 _JOBS = flags.DEFINE_integer("jobs", 1, "Runs trained at once, each in its own process (its console in "

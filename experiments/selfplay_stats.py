@@ -23,7 +23,6 @@ Printed as a table, written as JSON with ``--out``.
 
 import json
 import pathlib
-import sys
 from typing import Dict, List
 
 from absl import app, flags
@@ -31,18 +30,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from azdb_jax import features, games, runner, search, tree_search
+from azdb_jax.cli import common_flags
 
-from azdb_jax import features, games, runner, search, tree_search  # noqa: E402
-
-_WORKDIR = flags.DEFINE_string("workdir", None, "Run directory.", required=True)
+_WORKDIR = common_flags.define_workdir("Run directory.", required=True)
 _STEPS = flags.DEFINE_list("steps", [], "Checkpoint steps (default: every saved one).")
-_GAMES = flags.DEFINE_integer("games", 64, "Games per checkpoint.")
+_GAMES = common_flags.define_games("Games per checkpoint.", default=64)
 _PLAYER = flags.DEFINE_integer("player", 0, "Team player playing both sides.")
 _MAX_PLIES = flags.DEFINE_integer("max_plies", 0, "Longest game (0: the game's own cap).")
-_SIMULATIONS = flags.DEFINE_integer("simulations", 0, "Search budget (0: the run's self-play budget).")
-_SEED = flags.DEFINE_integer("seed", 0, "Seed.")
-_OUT = flags.DEFINE_string("out", None, "JSON output path.")
+_SIMULATIONS = common_flags.define_simulations("Search budget (default: the run's self-play budget).")
+_SEED = common_flags.define_seed("Seed.")
+_OUT = common_flags.define_out("JSON output path (default: the table only).")
 
 END_REASONS = ("mate", "stalemate", "repetition", "fifty_moves", "insufficient", "ply_cap", "other")
 

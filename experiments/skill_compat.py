@@ -38,15 +38,14 @@ from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import distributed  # noqa: E402  (imports no JAX: safe before jax.distributed.initialize)
+from azdb_jax import distributed  # imports no JAX: safe before jax.distributed.initialize
 
 if __name__ == "__main__":  # multi-host: join the run before the imports below create the XLA backend
     distributed.define_flags()
     distributed.initialize_from_argv(sys.argv)
 
 from azdb_jax import cli  # noqa: E402
+from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.skill import agents, experiment  # noqa: E402
 
 _STRONG = flags.DEFINE_string("strong", None, "The strong player's run directory[@step] (player 0 plays).")
@@ -59,13 +58,13 @@ _ATTUNED_STT = flags.DEFINE_string("attuned_stt", None, "The STT-attuned senior'
                                    "(experiments/train_attuned.py); focal 'attuned' in STT and regular play.")
 _ATTUNED_HB = flags.DEFINE_string("attuned_hb", None, "The HB-attuned brain's run directory; focal 'attuned' in HB "
                                   "and regular play.")
-_SIMULATIONS = flags.DEFINE_integer("simulations", None, "Search simulations of the strong player and of tree "
-                                    "(default: the strong run's evaluation's).")
+_SIMULATIONS = common_flags.define_simulations("Search simulations of the strong player and of tree "
+                                               "(default: the strong run's evaluation budget).")
 _TOP_K = flags.DEFINE_integer("junior_top_k", 4, "The expector models a junior by its top-k moves.", lower_bound=1)
 _FOCALS = flags.DEFINE_list("focals", list(experiment.FOCALS),
                             "Focal seniors (attuned needs --attuned_stt and/or --attuned_hb).")
 _FRAMEWORKS = flags.DEFINE_list("frameworks", list(experiment.FRAMEWORKS), "Frameworks: stt, hb, regular.")
-_GAMES = flags.DEFINE_integer("games", 64, "Games per match (even; both colours per start).", lower_bound=2)
+_GAMES = common_flags.define_games("Games per match (even; both colours per start).", default=64, lower_bound=2)
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Uniformly random plies to each pair's start.",
                                       lower_bound=0)
 _MAX_PLIES = flags.DEFINE_integer("max_plies", 100, "Games stop here and are adjudicated by material.", lower_bound=1)
@@ -79,8 +78,8 @@ _ENGINES = flags.DEFINE_list("engine_limits", [], "Levels of the game's referenc
 _JUNIOR_STRENGTH = flags.DEFINE_bool("junior_strength", True, "Measure the junior against --references and the strong "
                                      "player first (--nojunior_strength: only the framework rows, e.g. when "
                                      "another invocation with the same junior measures it).")
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of the starts, the coins and the agents' sampling.")
-_OUT = flags.DEFINE_string("out", None, "Output folder.")
+_SEED = common_flags.define_seed("Seed of the starts, the coins and the agents' sampling.")
+_OUT = common_flags.define_out("Output folder.")
 
 
 def main(argv: List[str]) -> None:

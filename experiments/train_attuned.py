@@ -16,16 +16,13 @@ it records the settings and ``attuned_metrics.jsonl`` each round. The command li
 ``azdb_jax.skill.experiment.attune``.
 """
 
-import pathlib
-import sys
 from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
-from azdb_jax.skill import agents, attuned, experiment  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.cli import common_flags
+from azdb_jax.skill import agents, attuned, experiment
 
 _STRONG = flags.DEFINE_string("strong", None, "The strong run's directory[@step]; its player 0 is fine-tuned.")
 _JUNIOR = flags.DEFINE_string("junior", None, "The junior's run directory[@step] (its player 0).")
@@ -34,10 +31,10 @@ _JUNIOR_KIND = flags.DEFINE_enum("junior_kind", "policy", agents.JUNIOR_KINDS,
 _TEMPERATURE = flags.DEFINE_float("junior_temperature", 1.0, "The junior's sampling temperature.")
 _JUNIOR_SIMS = flags.DEFINE_integer("junior_simulations", 8, "Simulations of a search junior.", lower_bound=1)
 _FRAMEWORK = flags.DEFINE_enum("framework", "stt", attuned.TRAINABLE_FRAMEWORKS, "The framework to attune to.")
-_SIMULATIONS = flags.DEFINE_integer("simulations", None, "The senior's search simulations in the framework games "
-                                    "(default: the strong run's self-play search).")
+_SIMULATIONS = common_flags.define_simulations("The senior's search simulations in the framework games "
+                                               "(default: the strong run's self-play budget).")
 _ITERATIONS = flags.DEFINE_integer("iterations", 8, "Rounds of games + updates.", lower_bound=1)
-_GAMES = flags.DEFINE_integer("games", 64, "Framework games per round.", lower_bound=1)
+_GAMES = common_flags.define_games("Framework games per round.", default=64)
 _MAX_PLIES = flags.DEFINE_integer("max_plies", 80, "Games stop here and are adjudicated by material.", lower_bound=1)
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Uniformly random plies to each game's start.",
                                       lower_bound=0)
@@ -45,8 +42,8 @@ _STEPS = flags.DEFINE_integer("learner_steps", 16, "Updates per round.", lower_b
 _BATCH = flags.DEFINE_integer("batch_size", 256, "Positions per update.", lower_bound=1)
 _LR = flags.DEFINE_float("learning_rate", 5e-4, "Adam's learning rate (a fine-tuning rate).")
 _WINDOW = flags.DEFINE_integer("window", 4, "Updates draw from the last this-many rounds' games.", lower_bound=1)
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of the starts, the coins, the searches and the batches.")
-_WORKDIR = flags.DEFINE_string("workdir", None, "Output run directory (must not hold a run).")
+_SEED = common_flags.define_seed("Seed of the starts, the coins, the searches and the batches.")
+_WORKDIR = common_flags.define_workdir("Output run directory (must not hold a run).")
 
 
 def main(argv: List[str]) -> None:

@@ -34,9 +34,8 @@ from typing import List
 
 from absl import app, flags
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from azdb_jax import cli  # noqa: E402
+from azdb_jax import cli
+from azdb_jax.cli import common_flags
 
 
 def engine_command(checkpoint: str, values) -> List[str]:
@@ -51,7 +50,7 @@ def main(argv: List[str]) -> None:
     from azdb_jax import ratings  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import fairy_stockfish, reports, stockfish  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci import gauntlet  # pylint: disable=g-import-not-at-top
-    from azdb_jax.uci.main import checkpoint_variant, parse_checkpoint  # pylint: disable=g-import-not-at-top
+    from azdb_jax.uci.main import checkpoint_variant  # pylint: disable=g-import-not-at-top
 
     # python-chess logs every line an engine sends outside a command (the engine's
     # "info string" load report, its stderr) as a warning: the games' lines say enough.
@@ -59,7 +58,7 @@ def main(argv: List[str]) -> None:
     values = flags.FLAGS
     if not values.checkpoint:
         raise ValueError("--checkpoint is required (a chess or Gardner chess run directory[@step])")
-    path, _ = parse_checkpoint(values.checkpoint)
+    path, _ = common_flags.split_checkpoint(values.checkpoint)
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"--checkpoint={values.checkpoint}: {path} is not a run directory (no config.json)")
     variant = checkpoint_variant(values.checkpoint)
@@ -129,14 +128,14 @@ def main(argv: List[str]) -> None:
 
 
 if __name__ == "__main__":
-    flags.DEFINE_string("checkpoint", None, "Chess or Gardner chess run directory[@step] for the engine.")
+    common_flags.define_checkpoint("Chess or Gardner chess run directory[@step] for the engine.")
     flags.DEFINE_string("rule", "visit", "Engine Rule option (visit, value, lcb, gap, player, lookup).")
     flags.DEFINE_integer("threads", 1, "Engine Threads option (CPU cores).", lower_bound=1)
     flags.DEFINE_integer("hash", 256, "Engine Hash option (MB for the search trees).", lower_bound=16)
     flags.DEFINE_integer("move_overhead", 100, "Engine Move Overhead option (ms).", lower_bound=0)
     flags.DEFINE_bool("reuse", True, "Engine Reuse option (subtree reuse between moves).")
     flags.DEFINE_bool("fresh_engine", False, "Start the engine anew for every game (readyok before the clock starts).")
-    flags.DEFINE_integer("games", 20, "Games (each opening with both colours).", lower_bound=1)
+    common_flags.define_games("Games (each opening with both colours).", default=20)
     flags.DEFINE_float("base", 60.0, "Clock: seconds per game and side.")
     flags.DEFINE_float("increment", 1.0, "Clock: seconds added per move.")
     flags.DEFINE_float("movetime", None, "No clock: the engine's seconds a move.")
@@ -152,5 +151,5 @@ if __name__ == "__main__":
     flags.DEFINE_enum("adjudicate", "draw", ["draw", "material"],
                       "At --max_plies: a draw, or a win for the side 3 pawns of material ahead.")
     flags.DEFINE_integer("stop_latency_trials", 0, "Also time go infinite -> stop -> bestmove this many times.")
-    flags.DEFINE_string("out", "eval/uci_match", "Output folder.")
+    common_flags.define_out("Output folder.", default="eval/uci_match")
     app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

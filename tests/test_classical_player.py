@@ -233,12 +233,12 @@ def test_a_training_run_evaluates_against_the_classical_searcher(tmp_path):
 
 
 def test_play_match_script_takes_classical_specs(tmp_path):
-    from experiments import play_match  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation import agent_match  # pylint: disable=g-import-not-at-top
 
-    summary = play_match.run_match(a="alphabeta:depth=2", b="alphabeta:depth=1", env_name="gardner_chess",
+    summary = agent_match.run_match(a="alphabeta:depth=2", b="alphabeta:depth=1", env_name="gardner_chess",
                                    num_openings=2, opening_plies=2, max_plies=60, out=tmp_path / "m", progress=False)
     assert summary["games"] == 4 and summary["a"] == "alphabeta:depth=2"
     assert all(pathlib.Path(f).exists() for f in summary["files"])
     with pytest.raises(ValueError, match="plays chess and gardner_chess"):
-        play_match.run_match(a="alphabeta:depth=1", b="random", env_name="connect_four", out=tmp_path / "x",
+        agent_match.run_match(a="alphabeta:depth=1", b="random", env_name="connect_four", out=tmp_path / "x",
                              progress=False)

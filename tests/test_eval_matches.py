@@ -311,7 +311,7 @@ def test_engine_match_with_stockfish(stockfish_path):  # skipped with the instal
 def test_cli_match_between_checkpoints(tmp_path):
     from azdb_jax import runner  # pylint: disable=g-import-not-at-top
     from azdb_jax.presets import get_preset  # pylint: disable=g-import-not-at-top
-    from experiments import play_match  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation import agent_match  # pylint: disable=g-import-not-at-top
 
     config = runner.config_lib.apply_overrides(get_preset("demo"), [
         "env.name=connect_four", "team.num_players=2", "team.matchmaker=uniform",
@@ -322,7 +322,7 @@ def test_cli_match_between_checkpoints(tmp_path):
     run = tmp_path / "run"
     runner.train(config, run, progress=False)
     out = tmp_path / "out"
-    summary = play_match.run_match(a=f"{run}@2", b=f"{run}@1", b_player=1, out=out, num_openings=2,
+    summary = agent_match.run_match(a=f"{run}@2", b=f"{run}@1", b_player=1, out=out, num_openings=2,
                                    opening_plies=2, seeds=2, simulations=2, progress=False)
     assert summary["games"] == 8 and summary["a"] == "run@2/visit" and summary["b"] == "run@1/player1"
     saved = json.loads((out / "match.json").read_text())
@@ -333,19 +333,19 @@ def test_cli_match_between_checkpoints(tmp_path):
     assert summary["elo_stderr"] == pytest.approx(float(expected.stderr), nan_ok=True)
     # The lookup team (played in test_lookup_games_are_the_chosen_players_games) needs held-out seeds.
     with pytest.raises(ValueError, match="heldout_seeds"):
-        play_match.run_match(a=str(run), a_rule="lookup", b="random", out=tmp_path / "x", seeds=2)
+        agent_match.run_match(a=str(run), a_rule="lookup", b="random", out=tmp_path / "x", seeds=2)
     with pytest.raises(ValueError, match="team of 2 player"):
-        play_match.run_match(a=str(run), b="random", num_players_a=3, out=tmp_path / "x")
+        agent_match.run_match(a=str(run), b="random", num_players_a=3, out=tmp_path / "x")
     with pytest.raises(ValueError, match="fixed opponent of connect_four"):
-        play_match.run_match(a=str(run), b="perfect", out=tmp_path / "x")
+        agent_match.run_match(a=str(run), b="perfect", out=tmp_path / "x")
     with pytest.raises(ValueError, match="unknown --a_rule"):
-        play_match.run_match(a=str(run), a_rule="best", b="random", out=tmp_path / "x")
+        agent_match.run_match(a=str(run), a_rule="best", b="random", out=tmp_path / "x")
     assert not (tmp_path / "x").exists()
 
 
 def test_cli_crowded_book_positions_switch_the_runs_to_the_exact_move_generator(tmp_path, monkeypatch):
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
-    from experiments import play_match  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation import agent_match  # pylint: disable=g-import-not-at-top
 
     # 218 legal moves: more than pgx's 200-move list, so the 32-piece generator is required.
     fen = "R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1"
@@ -365,7 +365,7 @@ def test_cli_crowded_book_positions_switch_the_runs_to_the_exact_move_generator(
         return build_agent(agent_team, player, **kwargs)
 
     monkeypatch.setattr(matches, "player_agent", spy)
-    summary = play_match.run_match(a=str(run), a_player=0, b="random", book=str(book), seeds=1, max_plies=2,
+    summary = agent_match.run_match(a=str(run), a_player=0, b="random", book=str(book), seeds=1, max_plies=2,
                                    out=tmp_path / "out", progress=False)
     assert summary["games"] == 2
     assert searched_on[-1] == 32  # the agent that played searches with the exact generator

@@ -12,8 +12,8 @@ import pytest
 from azdb_jax import games, networks, opponents, search
 from azdb_jax.envs import nim as nim_lib
 from azdb_jax.evaluation import nim as nim_eval
+from azdb_jax.evaluation import reports
 from azdb_jax.evaluation.team import Team
-from experiments import nim_measures
 
 HEAPS = (1, 2, 3, 4)
 
@@ -137,13 +137,13 @@ def test_checkpoints_script_measures_and_writes(tmp_path):
     apply_fn = _oracle_apply(env.max_heap)
     teams = [(step, Team(env=env, apply_fn=apply_fn, params={"mix": jnp.float32(mix)}, num_players=2,
                          search_config=config, name=f"nim@{step}")) for step, mix in ((0, 0.0), (10, 1.0))]
-    summary, rows = nim_measures.measure(teams, num_games=8, num_seeds=1, seed=0, progress=False)
+    summary, rows = nim_eval.measure_checkpoints(teams, num_games=8, num_seeds=1, seed=0, progress=False)
     assert [(r["step"], r["player"]) for r in rows] == [(0, 0), (0, 1), (10, 0), (10, 1)]
     later = [r for r in rows if r["step"] == 10]
     assert all(r["top1_accuracy"] == 1.0 and r["search_top1_accuracy"] == 1.0 for r in later)
     assert all(r["elo"] > 0 and np.isfinite(r["elo_stderr"]) for r in later)
     assert rows[0]["elo"] == 0.0
-    json_path, csv_path = nim_measures.write(summary, rows, tmp_path / "nim")
+    json_path, csv_path = reports.write_report(tmp_path / "nim", summary, rows)
     report = json.loads(json_path.read_text())
     assert report["summary"]["champion"]["anchor"] == "step0/p0" and len(report["rows"]) == 4
     assert csv_path.read_text().startswith("step,player,")

@@ -1,5 +1,6 @@
 """Tests of azdb_jax/evaluation/openings.py: hand-built statistics, a stub team checked with
-python-chess, and a random tiny network end to end (experiments/opening_diversity.py)."""
+python-chess, and a random tiny network end to end (``openings.evaluate``, what
+experiments/opening_diversity.py runs)."""
 
 import json
 
@@ -13,7 +14,6 @@ from azdb_jax import data, games, networks, planning, search
 from azdb_jax.envs import chess_interop
 from azdb_jax.evaluation import openings as openings_lib
 from azdb_jax.evaluation.team import Team
-from experiments import opening_diversity
 
 NEG_INF = -np.inf
 
@@ -128,8 +128,8 @@ def test_random_tiny_network_end_to_end(data_dir, tmp_path):
     params = net.init(jax.random.PRNGKey(0), state.observation)
     team = Team(env=env, apply_fn=net.apply, params=params, num_players=2,
                 search_config=search.SearchConfig(num_simulations=2), name="random")
-    json_path, csv_path = opening_diversity.evaluate(team, data_dir / "openings", tmp_path / "report", limit=8,
-                                                     batch_size=8, progress=False)
+    json_path, csv_path = openings_lib.evaluate(team, data_dir / "openings", tmp_path / "report", limit=8, batch_size=8,
+                                                 progress=False)
     report = json.loads(json_path.read_text())
     rows = report["rows"]
     assert len(rows) == 8 and report["summary"]["positions"] == 8
@@ -142,7 +142,7 @@ def test_random_tiny_network_end_to_end(data_dir, tmp_path):
     assert csv_path.read_text().splitlines()[0].startswith("eco,name,fen,player_0,player_1,distinct")
     assert not list(tmp_path.glob(".*.tmp"))
     with pytest.raises(ValueError, match="limit"):
-        opening_diversity.evaluate(team, data_dir / "openings", tmp_path / "bad", limit=0)
+        openings_lib.evaluate(team, data_dir / "openings", tmp_path / "bad", limit=0)
 
 
 def test_rejects_non_chess_team():

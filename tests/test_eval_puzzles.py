@@ -24,9 +24,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import mate_stub  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax import data, games, networks, search  # noqa: E402
 from azdb_jax.envs import chess_interop  # noqa: E402
-from azdb_jax.evaluation import puzzles, solvers  # noqa: E402
+from azdb_jax.evaluation import puzzle_eval, puzzles, solvers  # noqa: E402
 from azdb_jax.evaluation.team import SolverOutput, Team  # noqa: E402
-from experiments import eval_puzzles  # noqa: E402
 
 LICHESS = ("puzzles", "lichess_puzzles_kagi_1000_random.csv")
 START = chess.STARTING_FEN
@@ -378,7 +377,7 @@ def test_team_solver_answers_are_batch_independent(tiny_team):
 
 def test_cli_runs_end_to_end_and_oracle_bounds_every_rule(tiny_team, tmp_path):
     path = _write(tmp_path, "sts.epd", STS_LINES)
-    report, json_path, csv_path = eval_puzzles.evaluate(
+    report, json_path, csv_path = puzzle_eval.evaluate(
         suite="sts", data=str(path), team=tiny_team, num_players=2, simulations=8, homogeneous_copies=2,
         batch_size=4, out=str(tmp_path / "eval" / "sts_tiny"), progress=False)
     saved = json.loads(json_path.read_text())
@@ -396,6 +395,6 @@ def test_cli_runs_end_to_end_and_oracle_bounds_every_rule(tiny_team, tmp_path):
         assert report.summary["score"][f"team_{rule}"] <= report.summary["score"]["max_over_latents"] + 1e-9
     missing = tmp_path / "missing.epd"
     with pytest.raises(FileNotFoundError, match=str(missing)):
-        eval_puzzles.evaluate(suite="sts", data=str(missing), team=tiny_team, out=str(tmp_path / "x"))
+        puzzle_eval.evaluate(suite="sts", data=str(missing), team=tiny_team, out=str(tmp_path / "x"))
     with pytest.raises(ValueError, match="team of 2 player"):
-        eval_puzzles.evaluate(suite="sts", data=str(path), team=tiny_team, num_players=3, out=str(tmp_path / "x"))
+        puzzle_eval.evaluate(suite="sts", data=str(path), team=tiny_team, num_players=3, out=str(tmp_path / "x"))

@@ -345,7 +345,7 @@ def test_engine_sees_the_same_moves_and_plays_on_where_we_end(engine):
 
 
 def test_small_crosscheck_against_fairy_stockfish(engine):
-    from experiments.gardner_crosscheck import crosscheck  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation.gardner_crosscheck import crosscheck  # pylint: disable=g-import-not-at-top
 
     report = crosscheck(engine, positions=400, seed=1)
     assert report["positions"] >= 400

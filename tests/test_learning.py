@@ -1,6 +1,6 @@
 """Learning acceptance: short AlphaZero runs must reach known strength (slow: minutes).
 
-Each test trains one recipe of ``experiments/learning_check.py`` (a team of one, fixed
+Each test trains one recipe of ``azdb_jax.evaluation.learning_check`` (a team of one, fixed
 seed) and checks it against an opponent of exactly known strength:
 
 - tic-tac-toe: no loss against a perfect player over games with both colours;
@@ -13,16 +13,10 @@ Run the same recipes with a JSON report: ``python experiments/learning_check.py`
 """
 
 import json
-import pathlib
-import sys
 
 import pytest
 
-_REPO = str(pathlib.Path(__file__).resolve().parents[1])
-if _REPO not in sys.path:  # ``experiments`` lives at the repository root, outside the package
-    sys.path.insert(0, _REPO)
-
-from experiments import learning_check  # noqa: E402  pylint: disable=g-import-not-at-top
+from azdb_jax.evaluation import learning_check
 
 pytestmark = pytest.mark.slow
 

@@ -21,11 +21,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import diversity, features, games, networks, planning, runner, search  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
-from azdb_jax.evaluation import loading, matches, team as team_lib  # noqa: E402
+from azdb_jax.evaluation import loading, matches, puzzle_eval, team as team_lib  # noqa: E402
 from azdb_jax.evaluation.team import Team  # noqa: E402
 from azdb_jax.networks import NetOutput  # noqa: E402
 from azdb_jax.presets import get_preset  # noqa: E402
-from experiments import eval_puzzles  # noqa: E402
 from test_planning import _ttt_setup  # noqa: E402
 
 # ------------------------------------------------------------------ hand-computed intrinsic terms
@@ -269,7 +268,7 @@ def test_puzzle_reports_label_the_ablation_and_player_0_is_unchanged(tmp_path):
     path.write_text("\n".join(STS_LINES) + "\n")
     runs = {}
     for extrinsic_only in (False, True):
-        report, json_path, csv_path = eval_puzzles.evaluate(
+        report, json_path, csv_path = puzzle_eval.evaluate(
             suite="sts", data=str(path), team=team, homogeneous_copies=2, batch_size=2,
             out=str(tmp_path / f"sts_{extrinsic_only}"), extrinsic_only=extrinsic_only, progress=False)
         saved = json.loads(json_path.read_text())

@@ -22,6 +22,7 @@ from typing import List
 from absl import app, flags
 
 from azdb_jax import cli
+from azdb_jax.cli import common_flags
 
 
 def main(argv: List[str]) -> None:
@@ -45,13 +46,13 @@ def main(argv: List[str]) -> None:
 
 
 def define_flags() -> None:
-    flags.DEFINE_string("workdir", None, "Run directory (written by azdb-train / experiments/train.py).")
+    common_flags.define_workdir("Run directory (written by azdb-train / experiments/train.py).")
     flags.DEFINE_integer("step", None, "Checkpoint step (default: the latest).", lower_bound=0)
     flags.DEFINE_integer("positions", 200, "Random positions for the move comparison.", lower_bound=1)
-    flags.DEFINE_integer("games", 0, "Games per player and reference opponent (0: the run's last evaluation).",
-                         lower_bound=0)
-    flags.DEFINE_integer("seed", 0, "Seed of the positions and games.")
-    flags.DEFINE_string("out", None, "Output folder for summary.json/csv/png (default: the run directory).")
+    common_flags.define_games("New games per player and reference opponent (default: the scores of the run's "
+                              "last evaluation).")
+    common_flags.define_seed("Seed of the positions and games.")
+    common_flags.define_out("Output folder for summary.json/csv/png (default: the run directory).")
 
 
 def run() -> None:

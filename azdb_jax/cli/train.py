@@ -33,10 +33,11 @@ from typing import List
 from absl import app, flags, logging
 
 from azdb_jax import cli, distributed  # import no JAX: safe before jax.distributed.initialize
+from azdb_jax.cli import common_flags
 
 _PRESET = flags.DEFINE_string("preset", "demo", "Named configuration (azdb_jax/presets.py).")
 _OVERRIDE = flags.DEFINE_multi_string("override", [], "Config override section.field=value (JSON values).")
-_WORKDIR = flags.DEFINE_string("workdir", "runs/demo", "Where config, metrics and checkpoints go.")
+_WORKDIR = common_flags.define_workdir("Where config, metrics and checkpoints go.", default="runs/demo")
 _RESUME = flags.DEFINE_bool("resume", False, "Continue the run in --workdir from its latest checkpoint.")
 _STOP_AFTER = flags.DEFINE_integer("stop_after", None, "Stop after this many iterations (for interruption tests).")
 distributed.define_flags()  # --coordinator, --num_processes, --process_id

@@ -5,14 +5,20 @@ Nim measures and the Stockfish reference engine.
 - ``solvers``: ``TeamSolver`` — every player, every selection rule, max-over-latents and
   the homogeneous control from one batched search per position.
 - ``puzzles``: STS (scored), bm/am EPD suites, Lichess multi-step puzzles and the
-  paper's Penrose/Challenge value puzzles, for any solver.
+  paper's Penrose/Challenge value puzzles, for any solver; ``puzzle_eval``: one suite
+  for a team, a run or an engine, written as a report.
 - ``matches``: agent vs agent from book positions (a single player, a team with a rule,
   a strength-limited engine), W/D/L, Elo ± SE; ``specialisation``: the per-opening
   player lookup built on training seeds and scored on held-out seeds (Appendix C.5);
-  ``game_records``: the games as PGN (chess) or text.
+  ``game_records``: the games as PGN (chess) or text; ``agent_match``: a match
+  between two agents named by spec strings (runs, engines, fixed opponents), written
+  as a report with its games.
 - ``openings``: distinct moves across latents over the ECO openings.
 - ``nim``: the expert (accuracy vs the oracle) and champion (Elo vs checkpoints) measures.
 - ``stockfish``: the reference engine as a solver and as a strength-limited opponent.
+- ``learning_check``: the learning acceptance recipes (short AZ runs that must reach a
+  known strength); ``gardner_crosscheck``: our Gardner chess env against Fairy-Stockfish,
+  position by position.
 - ``reports``: atomic JSON + CSV reports.
 
 Submodules that pull in python-chess engines or the arena are imported on use.

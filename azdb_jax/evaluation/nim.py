@@ -18,12 +18,14 @@ kinds of strength, and SPEC §2 ("Nim") asks for both:
   checkpoint) with standard errors (``ratings.fit_elo``), plus each agent's score
   against the Nim oracle.
 
-The oracle is ``azdb_jax.envs.nim`` (Bouton's nim-sum rule). Host drivers; each
+``measure_checkpoints`` runs both over a run's checkpoints (one row per checkpoint and
+player). The oracle is ``azdb_jax.envs.nim`` (Bouton's nim-sum rule). Host drivers; each
 batched network call, search and match is one jitted program.
 """
 
 import functools
 import itertools
+import time
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import jax
@@ -321,7 +323,78 @@ def champion_measure(
             "num_games_per_pair": num_games * num_seeds, "prior_draws": prior_draws}
 
 
+def measure_checkpoints(teams: Sequence[Tuple[int, Team]], *, num_games: int = 16, num_seeds: int = 2,
+                        seed: int = 0, prior_draws: float = 0.5,
+                        progress: bool = True) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+    """Both measures for checkpoints ``teams`` ([(step, team)], earliest first): ``(summary, rows)``.
+
+    All teams must share the env, network and team size (checkpoints of one run). The
+    rows (one per checkpoint and player) hold the expert measure and the champion
+    measure side by side; write both with ``reports.write_report``
+    (``experiments/nim_measures.py``).
+    """
+    if not teams:
+        raise ValueError("no checkpoints to measure")
+    steps = [step for step, _ in teams]
+    if steps != sorted(steps) or len(set(steps)) != len(steps):
+        raise ValueError(f"checkpoint steps must be distinct and increasing, got {steps}")
+    first = teams[0][1]
+    if first.env.id != "nim":
+        raise ValueError(f"the Nim measures need a Nim run, got env '{first.env.id}'")
+    for step, team in teams:
+        if team.num_players != first.num_players:
+            raise ValueError(f"checkpoint {step} has {team.num_players} players, checkpoint {steps[0]} "
+                             f"{first.num_players}")
+    # The measures compare moves and values with Nim's game-theoretic oracle, so every
+    # search scores positions by the game's outcome only (λ = 1): a value mixed with v_d
+    # has no sign to compare with the oracle's.
+    key = jax.random.PRNGKey(seed)
+    expert: Dict[Tuple[int, int], Dict[str, Any]] = {}
+    started = time.perf_counter()
+    for index, (step, team) in enumerate(tqdm.tqdm(teams, desc="expert measure", unit="ckpt", disable=not progress)):
+        result = expert_measure(team.env, team.apply_fn, team.params, num_players=team.num_players,
+                                search_config=team.search_config, lam=1.0, rng_key=jax.random.fold_in(key, index))
+        for player in result["players"]:
+            expert[(step, player["player"])] = player
+    expert_seconds = time.perf_counter() - started
+    agents = checkpoint_agents(first.env, first.apply_fn, first.search_config,
+                               [(step, team.params) for step, team in teams], first.num_players, lam=1.0)
+    champion = champion_measure(first.env, agents, jax.random.fold_in(key, len(teams)), num_games=num_games,
+                                num_seeds=num_seeds, prior_draws=prior_draws, progress=progress)
+    rows = []
+    for agent_row in champion["agents"]:
+        row = {"step": agent_row["step"], "player": agent_row["player"], "name": agent_row["name"]}
+        row.update({k: v for k, v in expert[(agent_row["step"], agent_row["player"])].items() if k != "player"})
+        row.update({k: v for k, v in agent_row.items() if k not in ("step", "player", "name")})
+        rows.append(row)
+    summary = {
+        "heaps": list(first.env.initial_heaps),
+        "num_players": first.num_players,
+        "steps": steps,
+        "simulations": first.search_config.num_simulations,
+        "search": "extrinsic_only",  # against the oracle: see the comment above
+        "random_baseline": result["random_baseline"],
+        "positions": result["positions"],
+        "won_positions": result["won_positions"],
+        "champion": {k: v for k, v in champion.items() if k != "agents"},
+        "seconds": {"expert": round(expert_seconds, 1), "total": round(time.perf_counter() - started, 1)},
+    }
+    return summary, rows
+
+
+def format_measures(rows: Sequence[Dict[str, Any]]) -> str:
+    """A fixed-width table of ``measure_checkpoints``' headline numbers, one line per (checkpoint, player)."""
+    columns = (("step", "step", "{}"), ("player", "player", "{}"), ("top1", "top1_accuracy", "{:.3f}"),
+               ("value sign", "value_sign_accuracy", "{:.3f}"), ("search top1", "search_top1_accuracy", "{:.3f}"),
+               ("Elo", "elo", "{:+.0f}"), ("± SE", "elo_stderr", "{:.0f}"), ("vs oracle", "score_vs_oracle", "{:.3f}"))
+    lines = ["  ".join(f"{title:>11}" for title, _, _ in columns)]
+    for row in rows:
+        cells = [fmt.format(row[key]) if row.get(key) is not None else "-" for _, key, fmt in columns]
+        lines.append("  ".join(f"{cell:>11}" for cell in cells))
+    return "\n".join(lines)
+
+
 __all__ = [
     "nim_positions", "Oracle", "oracle_tables", "top1_hits", "move_hits", "sign_hits", "expert_measure", "Agent",
-    "checkpoint_agents", "champion_measure",
+    "checkpoint_agents", "champion_measure", "measure_checkpoints", "format_measures",
 ]

@@ -15,24 +15,29 @@ The positions are searched by the puzzle runners' ``solvers.TeamSolver`` (player
 columns only), so a position's moves do not depend on the batch it came in; each player
 searches as the team says (by default as in self-play, with its λ_i and the intrinsic
 reward of its ψ — the paper's Fig. 3 teams — or extrinsic-only, the ablation).
+``evaluate`` reads the openings from a file or folder and writes the report
+(``experiments/opening_diversity.py``).
 """
 
 import collections
-from typing import Any, Dict, List, Sequence, Tuple
+import pathlib
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import chess
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import planning
+from azdb_jax import data, planning
 from azdb_jax.data import Opening
-from azdb_jax.evaluation import puzzles, solvers
+from azdb_jax.evaluation import puzzles, reports, solvers
 from azdb_jax.evaluation.team import Team, label_rows
 
 Array = jax.Array
 
 ECO_LETTERS = ("A", "B", "C", "D", "E")
+EXCLUDED_ECO = ("A00",)  # the irregular openings
 
 
 # ------------------------------------------------------------------ pure measures
@@ -152,6 +157,33 @@ def opening_diversity(team: Team, openings: Sequence[Opening], *, move: str = "l
     return summary, label_rows(rows, team)
 
 
+def evaluate(team: Team, openings_path, out, *, move: str = "lcb", limit: Optional[int] = None,
+             batch_size: int = 64, seed: int = 0, progress: bool = True) -> Tuple[pathlib.Path, pathlib.Path]:
+    """Runs the measure on ``team`` over the openings at ``openings_path``; writes ``out``.json/.csv.
+
+    Args:
+      team: a chess team.
+      openings_path: ECO openings, a ``.tsv`` file or a folder of them (``data.load_openings``);
+        the ``EXCLUDED_ECO`` lines are left out.
+      out: the report's prefix.
+      move, batch_size, seed, progress: as in ``opening_diversity``.
+      limit: only the first ``limit`` openings (>= 1; default all).
+
+    Returns:
+      The paths of the JSON and CSV files written.
+    """
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    positions = data.load_openings(openings_path, exclude=EXCLUDED_ECO)
+    positions = list(positions)[:limit] if limit else list(positions)
+    start = time.perf_counter()
+    summary, rows = opening_diversity(team, positions, move=move, batch_size=batch_size, seed=seed,
+                                      progress=progress)
+    summary.update(openings=str(openings_path), excluded_eco=list(EXCLUDED_ECO), seed=seed,
+                   seconds=round(time.perf_counter() - start, 1))
+    return reports.write_report(out, summary, rows)
+
+
 def top_moves(rows: Sequence[Dict[str, Any]], num_players: int, k: int = 5) -> Dict[str, List[Tuple[str, int]]]:
     """Most frequent first choices per player over the report's rows (for a quick look)."""
     return {f"player_{j}": collections.Counter(r[f"player_{j}"] for r in rows).most_common(k)
@@ -159,6 +191,6 @@ def top_moves(rows: Sequence[Dict[str, Any]], num_players: int, k: int = 5) -> D
 
 
 __all__ = [
-    "ECO_LETTERS", "player_moves", "distinct_counts", "agreement_with_first", "summarize", "team_opening_moves",
-    "opening_diversity", "top_moves",
+    "ECO_LETTERS", "EXCLUDED_ECO", "player_moves", "distinct_counts", "agreement_with_first", "summarize",
+    "team_opening_moves", "opening_diversity", "evaluate", "top_moves",
 ]

@@ -123,12 +123,13 @@ def reference_games(team: Team, num_games: int, rng_key, *, max_plies: int) -> T
 
 
 def summarize_run(workdir, *, team: Optional[Team] = None, step: Optional[int] = None, num_positions: int = 200,
-                  reference_games_count: int = 0, seed: int = 0) -> RunSummary:
+                  reference_games_count: Optional[int] = None, seed: int = 0) -> RunSummary:
     """The summary of the run in ``workdir`` at ``step`` (default: its latest checkpoint).
 
     ``team``: the loaded team (default ``loading.load_team(workdir, step=step)``).
-    ``reference_games_count``: when > 0, or when the run's metrics hold no evaluation,
-    the scores come from that many new games per player and reference (default 64).
+    ``reference_games_count``: when given (> 0), or when the run's metrics hold no
+    evaluation, the scores come from that many new games per player and reference
+    (default 64); unset (None), from the run's last evaluation.
     """
     from azdb_jax import diversity, opponents, runs  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import jax
 
 from azdb_jax import adjudication, arena, games, opponents, runs
+from azdb_jax.cli import common_flags
 from azdb_jax.evaluation import loading, matches, reports
 from azdb_jax.skill import agents, attuned, measures
 
@@ -32,14 +33,6 @@ Log = Callable[[str], None]
 
 def _print(line: str) -> None:
     print(line, flush=True)
-
-
-def split_run(text: str) -> Tuple[pathlib.Path, Optional[int]]:
-    """``"DIR@STEP"`` (or ``"DIR"``, its latest checkpoint) as ``(path, step)``."""
-    path, _, step = str(text).partition("@")
-    if step and not step.isdigit():
-        raise ValueError(f"{text}: the checkpoint after '@' must be an iteration number, got {step!r}")
-    return pathlib.Path(path), (int(step) if step else None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,8 +68,8 @@ def attune(strong: str, junior: Junior, workdir, config: attuned.AttunedConfig, 
     workdir = pathlib.Path(workdir)
     if (workdir / "config.json").exists() or (workdir / "checkpoints").exists():
         raise ValueError(f"workdir: {workdir} already holds a run; choose a new directory")
-    strong_dir, strong_step = split_run(strong)
-    junior_dir, junior_step = split_run(junior.run)
+    strong_dir, strong_step = common_flags.split_checkpoint(strong)
+    junior_dir, junior_step = common_flags.split_checkpoint(junior.run)
     run_config, components, state = runs.load_run(strong_dir, strong_step)
     junior_config, junior_components, junior_state = runs.load_run(junior_dir, junior_step)
     env = components.env
@@ -259,7 +252,7 @@ def read_tables(out) -> Dict[str, Any]:
 def _attuned_senior(run: str, env, strong, framework: str):
     """The attuned senior of ``framework`` from its run: its network searched as the strong
     player searches."""
-    directory, step = split_run(run)
+    directory, step = common_flags.split_checkpoint(run)
     team = loading.load_team(directory, step=step, num_simulations=strong.search_config.num_simulations)
     if team.env.id != env.id:
         raise ValueError(f"attuned_{framework}: {directory} plays '{team.env.id}', the strong run plays '{env.id}'")
@@ -321,8 +314,8 @@ def play_tables(settings: TableSettings, out, *, log: Log = _print) -> Dict[str,
     settings, ``juniors`` (the junior against each reference and the strong player),
     ``matches`` (one row per framework and focal senior, with ``delta`` for STT) and
     ``losses`` (``L(A, C)`` rows of the STT matches)."""
-    strong_dir, strong_step = split_run(settings.strong)
-    junior_dir, junior_step = split_run(settings.junior.run)
+    strong_dir, strong_step = common_flags.split_checkpoint(settings.strong)
+    junior_dir, junior_step = common_flags.split_checkpoint(settings.junior.run)
     strong = loading.load_team(strong_dir, step=strong_step, num_simulations=settings.simulations)
     junior_net = loading.load_team(junior_dir, step=junior_step)
     env = strong.env
@@ -434,4 +427,4 @@ DELTAS = {"alter_junior-focal_junior": ("alter_junior", "focal_junior"),
 
 
 __all__ = ["DELTAS", "ENGINES", "FOCALS", "FRAMEWORKS", "Junior", "TableSettings", "attune", "engine_player",
-           "parse_engine_limit", "play_tables", "read_tables", "settings_record", "split_run", "write_tables"]
+           "parse_engine_limit", "play_tables", "read_tables", "settings_record", "write_tables"]

@@ -17,7 +17,6 @@ checkpoint, compiling and warming up the search); ``uci`` is answered meanwhile,
 
 import json
 import os
-import pathlib
 import sys
 import threading
 import time
@@ -26,19 +25,12 @@ from typing import Any, Dict, List, Optional
 from absl import app, flags
 
 from azdb_jax import cli
+from azdb_jax.cli import common_flags
 
 
 def default_jit_cache() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "azdb_jax", "jit")
-
-
-def parse_checkpoint(spec: str):
-    """(run directory, step or None) of ``RUN[@STEP]``."""
-    path, _, step = spec.partition("@")
-    if step and not step.isdigit():
-        raise ValueError(f"Checkpoint {spec!r}: the step after '@' must be an integer")
-    return pathlib.Path(path), int(step) if step else None
 
 
 def checkpoint_variant(spec: str) -> Optional[str]:
@@ -47,7 +39,7 @@ def checkpoint_variant(spec: str) -> Optional[str]:
     if not spec:
         return None
     try:
-        path, _ = parse_checkpoint(spec)
+        path, _ = common_flags.split_checkpoint(spec)
         env = json.loads((path / "config.json").read_text())["env"]["name"]
     except (ValueError, OSError, KeyError, TypeError):
         return None
@@ -68,7 +60,7 @@ def load_searcher(options: Dict[str, Any]):
     from azdb_jax.uci.searcher import TeamSearcher  # pylint: disable=g-import-not-at-top
 
     imported = time.perf_counter()
-    path, step = parse_checkpoint(options["Checkpoint"])
+    path, step = common_flags.split_checkpoint(options["Checkpoint"])
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"Checkpoint {options['Checkpoint']!r}: {path} is not a run directory (no config.json)")
     team = loading.load_team(path, step=step)
@@ -109,8 +101,6 @@ def main(argv: List[str]) -> None:
     from azdb_jax.uci import engine as engine_lib  # pylint: disable=g-import-not-at-top
 
     values = flags.FLAGS
-    if values.checkpoint:
-        parse_checkpoint(values.checkpoint)
     defaults = {"Checkpoint": values.checkpoint or "", "Rule": values.rule, "Player": values.player,
                 "Lookup": values.lookup or "", "Move": values.move, "Hash": values.hash, "Reuse": values.reuse,
                 "Move Overhead": values.move_overhead}
@@ -129,8 +119,8 @@ def main(argv: List[str]) -> None:
 def define_flags() -> None:
     from azdb_jax.uci.engine import MOVE_CHOICES, RULE_CHOICES  # pylint: disable=g-import-not-at-top
 
-    flags.DEFINE_string("checkpoint", None, "Run directory of a chess or Gardner chess team (written by azdb-train), "
-                        "RUN[@STEP].")
+    common_flags.define_checkpoint("Run directory of a chess or Gardner chess team (written by azdb-train), "
+                                   "RUN[@STEP].")
     flags.DEFINE_enum("rule", "visit", RULE_CHOICES, "Selection rule (Eq. 9), a fixed player, or the opening lookup.")
     flags.DEFINE_integer("player", 0, "The player of --rule=player.", lower_bound=0)
     flags.DEFINE_string("lookup", None, "Opening lookup file of --rule=lookup (azdb_jax/uci/lookup.py).")
