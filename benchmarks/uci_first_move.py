@@ -9,16 +9,26 @@ so any checkout's engine can be timed) and plays the part of a GUI on its pipes:
 for the engine before starting the clock) ``isready`` → ``readyok``; then, as
 python-chess's ``play`` does for a new game, ``ucinewgame``, ``isready`` → ``readyok``,
 ``position startpos`` and ``go wtime/btime/winc/binc`` (``--base`` + ``--increment``)
-→ ``bestmove``, and a second move two plies later. Each step's wall time is recorded,
-with the first move's allotment under the engine's clock rule (``timeman.move_budget``
-without overhead) and every ``info string`` the engine sent before its first
-``bestmove``. ``--jit_cache`` (a fresh folder: a cold start) is passed to the engine.
+→ ``bestmove``, and further moves two plies apart (``--moves``, a fixed reply between). Each
+step's wall time is recorded, with the moves' allotment under the engine's clock rule
+(``timeman.move_budget`` without overhead; the clock is not run down between the moves)
+and every ``info string`` the engine sent before its first ``bestmove``. ``--jit_cache``
+(a fresh folder: a cold start) is passed to the engine.
+
+``--trials=N --checkouts=A,B`` starts N fresh engines of each checkout, interleaved, so
+that two commits are timed under the same load (``git worktree add`` gives the older
+one a folder); the summary gives each move's share of its allotment per checkout:
+
+  python benchmarks/uci_first_move.py --checkpoint=runs/gardner --variant=gardner --base=30 \\
+      --increment=0.3 --moves=3 --trials=5 --checkouts=../old,. --debug --out=ab.json
 """
 
+import os
+import pathlib
 import subprocess
 import sys
 import time
-from typing import List
+from typing import Any, Dict, List
 
 from absl import app, flags
 
@@ -31,13 +41,19 @@ _BASE = flags.DEFINE_float("base", 15.0, "Clock: seconds per side.")
 _INCREMENT = flags.DEFINE_float("increment", 0.1, "Clock: seconds added per move.")
 _ISREADY_FIRST = flags.DEFINE_bool("isready_first", True, "Wait for readyok before the game (as a GUI does).")
 _JIT_CACHE = flags.DEFINE_string("jit_cache", "", "The engine's --jit_cache ('' keeps its default).")
+_VARIANT = flags.DEFINE_enum("variant", "chess", ["chess", "gardner"], "The checkpoint's game (UCI_Variant).")
+_MOVES = flags.DEFINE_integer("moves", 2, "Moves timed per engine (each after a fixed reply).", lower_bound=1)
+_TRIALS = flags.DEFINE_integer("trials", 1, "Fresh engines per checkout.", lower_bound=1)
+_CHECKOUTS = flags.DEFINE_list("checkouts", [], "Checkouts whose engines are timed, interleaved (default: this "
+                               "folder): an A/B of two commits under the same load.")
+_DEBUG = flags.DEFINE_bool("debug", False, "Send 'debug on': each move's timing breakdown as an info string.")
 _OUT = common_flags.define_out("Write the timings as JSON here (default: print them only).")
 
 
 class Pipes:
-    def __init__(self, command: List[str]):
+    def __init__(self, command: List[str], **popen):
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, text=True, bufsize=1)
+                                        stderr=subprocess.DEVNULL, text=True, bufsize=1, **popen)
         self.lines: List[str] = []
 
     def send(self, line: str) -> float:
@@ -53,43 +69,81 @@ class Pipes:
         raise RuntimeError(f"the engine ended before {prefix!r}: {self.lines[-5:]}")
 
 
-def main(argv: List[str]) -> None:
-    del argv
+def time_engine(checkout: str) -> Dict[str, Any]:
+    """One fresh engine of ``checkout`` (its folder first on the path): the start and
+    ``--moves`` moves on the clock, each with its allotment and share."""
     from azdb_jax.uci import protocol, timeman  # pylint: disable=g-import-not-at-top
 
     command = [sys.executable, "-m", "azdb_jax.uci", f"--checkpoint={_CHECKPOINT.value}", "--threads=1"]
     if _JIT_CACHE.value:
         command.append(f"--jit_cache={_JIT_CACHE.value}")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (checkout, os.environ.get("PYTHONPATH")) if p))
     started = time.monotonic()
-    engine = Pipes(command)
-    out = {"command": " ".join(command), "isready_first": _ISREADY_FIRST.value}
+    engine = Pipes(command, cwd=checkout, env=env)
+    out: Dict[str, Any] = {"command": " ".join(command), "checkout": checkout, "isready_first": _ISREADY_FIRST.value}
     engine.send("uci")
     out["uciok_seconds"] = engine.wait_for("uciok") - started
+    if _VARIANT.value != "chess":
+        engine.send(f"setoption name UCI_Variant value {_VARIANT.value}")
+    if _DEBUG.value:
+        engine.send("debug on")
     if _ISREADY_FIRST.value:
         sent = engine.send("isready")
         out["readyok_seconds"] = engine.wait_for("readyok") - sent
     clock_ms, inc_ms = int(_BASE.value * 1000), int(_INCREMENT.value * 1000)
     go = f"go wtime {clock_ms} btime {clock_ms} winc {inc_ms} binc {inc_ms}"
-    sent = engine.send("ucinewgame")
+    allotted = timeman.move_budget(protocol.parse_go(go.split()[1:])[0], True, overhead_ms=0)
+    engine.send("ucinewgame")
     engine.send("isready")
     engine.wait_for("readyok")
-    engine.send("position startpos")
-    engine.send(go)
-    out["first_move_seconds"] = engine.wait_for("bestmove") - sent
-    out["first_move_allotted_seconds"] = timeman.move_budget(protocol.parse_go(go.split()[1:])[0], True, overhead_ms=0)
-    first = engine.lines[-1].split()[1]
-    out["info_strings"] = [line for line in engine.lines if line.startswith("info string")]
-    board = protocol.new_board("chess")
-    board.push_uci(first)
-    board.push(sorted(board.legal_moves, key=lambda move: move.uci())[0])
-    engine.send(f"position startpos moves {' '.join(move.uci() for move in board.move_stack)}")
-    sent = engine.send(go)
-    out["second_move_seconds"] = engine.wait_for("bestmove") - sent
+    board = protocol.new_board(_VARIANT.value)
+    moves = []
+    for k in range(_MOVES.value):
+        engine.send("position startpos" + (f" moves {' '.join(m.uci() for m in board.move_stack)}" if k else ""))
+        sent = engine.send(go)
+        seconds = engine.wait_for("bestmove") - sent
+        played = engine.lines[-1].split()[1]
+        timing = [line for line in engine.lines if line.startswith("info string timing")]
+        moves.append({"seconds": seconds, "share": seconds / allotted, "move": played,
+                      "timing": timing[-1] if timing else None})
+        if k == 0:
+            out["info_strings"] = [line for line in engine.lines if line.startswith("info string")]
+        board.push_uci(played)
+        if board.is_game_over():
+            break
+        board.push(sorted(board.legal_moves, key=lambda move: move.uci())[0])  # a fixed reply, two plies on
+        if board.is_game_over():
+            break
+    out["first_move_seconds"] = moves[0]["seconds"]
+    out["first_move_allotted_seconds"] = allotted
+    if len(moves) > 1:
+        out["second_move_seconds"] = moves[1]["seconds"]
+    out["moves"] = moves
     engine.send("quit")
     engine.process.wait(timeout=120)
+    return out
+
+
+def main(argv: List[str]) -> None:
+    del argv
+    checkouts = [str(pathlib.Path(c).resolve()) for c in (_CHECKOUTS.value or ["."])]
+    runs = [time_engine(checkout) for _ in range(_TRIALS.value) for checkout in checkouts]  # interleaved
     with open("/proc/loadavg") as f:
-        out["loadavg"] = f.read().split()[:3]
-    report.emit(out, _OUT.value)
+        loadavg = f.read().split()[:3]
+    if len(runs) == 1:
+        report.emit(dict(runs[0], loadavg=loadavg), _OUT.value)
+        return
+    summary = {}
+    for checkout in checkouts:
+        mine = [r for r in runs if r["checkout"] == checkout]
+        for k in range(_MOVES.value):
+            shares = [r["moves"][k]["share"] for r in mine if len(r["moves"]) > k]
+            if shares:
+                summary.setdefault(checkout, []).append({"move": k + 1, "engines": len(shares),
+                                                         "share_mean": sum(shares) / len(shares),
+                                                         "share_max": max(shares),
+                                                         "over_allotment": sum(s > 1.0 for s in shares)})
+    report.emit({"summary": summary, "runs": runs, "loadavg_after": loadavg}, _OUT.value)
 
 
 if __name__ == "__main__":
