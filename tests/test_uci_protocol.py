@@ -202,11 +202,11 @@ def test_lag_is_what_the_clock_lost_beyond_the_budget():
     lag = timeman.Lag(window=2)
     lag.searched(protocol.Go(wtime=10_000, btime=9_000, winc=100, binc=100), chess.WHITE, 0.3)
     lag.observe(protocol.Go(wtime=9_600, btime=8_000, winc=100, binc=100), chess.WHITE)
-    assert lag.lags == [pytest.approx(0.2)]  # 10 s + 0.1 - 9.6 = 0.5 s spent on a 0.3 s budget
+    assert lag.values == [pytest.approx(0.2)]  # 10 s + 0.1 - 9.6 = 0.5 s spent on a 0.3 s budget
     assert lag.overhead_ms(100) == 200 and lag.overhead_ms(300) == 300
     lag.searched(protocol.Go(wtime=9_600, winc=100), chess.WHITE, 0.5)
     lag.observe(protocol.Go(wtime=9_300, winc=100), chess.WHITE)  # 0.4 s: within its budget
-    assert lag.lags == [pytest.approx(0.2), 0.0]
+    assert lag.values == [pytest.approx(0.2), 0.0]
     lag.searched(protocol.Go(wtime=9_300, btime=9_000), chess.WHITE, 0.1)
     lag.observe(protocol.Go(wtime=9_000, btime=9_000), chess.BLACK)  # the other side's clock: nothing learnt
     lag.searched(protocol.Go(wtime=9_300), chess.WHITE, 0.1)
@@ -216,10 +216,10 @@ def test_lag_is_what_the_clock_lost_beyond_the_budget():
     lag.observe(protocol.Go(wtime=60_000), chess.WHITE)  # the clock went up: not this game
     lag.searched(protocol.Go(movetime=100), chess.WHITE, 0.1)  # no clock: nothing to compare
     lag.observe(protocol.Go(wtime=1_000), chess.WHITE)
-    assert lag.lags == [pytest.approx(0.2), 0.0]
+    assert lag.values == [pytest.approx(0.2), 0.0]
     lag.searched(protocol.Go(wtime=9_000), chess.WHITE, 0.2)
     lag.observe(protocol.Go(wtime=7_900), chess.WHITE)
-    assert lag.lags == [0.0, pytest.approx(0.9)] and lag.overhead_ms(100) == 900  # the window keeps two
+    assert lag.values == [0.0, pytest.approx(0.9)] and lag.overhead_ms(100) == 900  # the window keeps two
 
 
 @pytest.mark.parametrize("base, increment", [(10.0, 0.1), (60.0, 0.6), (60.0, 0.0)])
@@ -252,15 +252,15 @@ def test_the_chunk_loop_never_oversteps_a_move_or_runs_the_clock_out(base, incre
 
 def test_lateness_keeps_the_largest_recent_excess_over_the_plan():
     late = timeman.Lateness(window=3)
-    assert late.reserve == 0.0
+    assert late.value == 0.0
     late.record(100, 0.15, 1000.0)  # planned 0.1 s, took 0.15: 50 ms late
     late.record(100, 0.08, 1000.0)  # early: no excess
-    assert late.reserve == pytest.approx(0.05)
+    assert late.value == pytest.approx(0.05)
     late.record(0, 5.0, 1000.0)  # nothing ran: says nothing about the plan
     late.record(50, 0.25, 1000.0)  # planned 0.05 s: 200 ms late
-    assert late.reserve == pytest.approx(0.2)
+    assert late.value == pytest.approx(0.2)
     late.record(10, 0.01, 1000.0), late.record(10, 0.01, 1000.0), late.record(10, 0.01, 1000.0)
-    assert late.reserve == 0.0  # the slow chunk left the window
+    assert late.value == 0.0  # the slow chunk left the window
 
 
 def test_with_the_lateness_kept_back_no_move_ends_past_its_deadline():
@@ -276,7 +276,7 @@ def test_with_the_lateness_kept_back_no_move_ends_past_its_deadline():
             budget = 0.5
             spent = 0.0
             while True:
-                remaining = budget - spent - (late.reserve if keep_back else 0.0)
+                remaining = budget - spent - (late.value if keep_back else 0.0)
                 rate = speed.rate
                 size = timeman.chunk_size(rate, remaining)
                 if size == 0:

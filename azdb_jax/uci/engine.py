@@ -512,7 +512,7 @@ class Engine:
         while not job.stop.is_set() and not forced:
             now = time.monotonic()
             nodes_left = None if go.nodes is None else -(-(go.nodes - searcher.nodes()) // n)
-            remaining = None if deadline is None else deadline - now - self.reading.value - self.lateness.reserve
+            remaining = None if deadline is None else deadline - now - self.reading.value - self.lateness.value
             rate = self.speed.rate
             size = timeman.chunk_size(rate, remaining, nodes_left=nodes_left)
             if size == 0:
@@ -545,8 +545,8 @@ class Engine:
                 f"{chunks} chunks {1000 * (searched_until - begun):.0f} ms (longest {1000 * longest:.0f} ms), "
                 f"result {1000 * (time.monotonic() - searched_until):.0f} ms; budget "
                 + ("none" if budget is None else f"{1000 * budget:.0f} ms")
-                + f"; measured lag up to {1000 * max(self.lag.lags, default=0.0):.0f} ms"
-                + f"; kept back: reading {1000 * self.reading.value:.0f} ms, lateness {1000 * self.lateness.reserve:.0f} ms"))
+                + f"; measured lag up to {1000 * self.lag.value:.0f} ms"
+                + f"; kept back: reading {1000 * self.reading.value:.0f} ms, lateness {1000 * self.lateness.value:.0f} ms"))
         self._answer(job, result.move or self._fallback_move(job))
         self.lag.searched(go, board.turn, budget)
 

@@ -71,46 +71,6 @@ class Speed:
 
 
 @dataclasses.dataclass
-class Lag:
-    """What a move costs on the clock beyond the time the engine gave it, measured from
-    the clocks the GUI sends: the GUI's and the operating system's latency, and stalls of
-    the engine's own process on a machine that other jobs load.
-
-    After a move given ``b`` seconds with ``t`` ms left and increment ``inc``, the GUI's
-    next clock for the same side is ``t' = t − spent + inc``, so the move cost
-    ``spent = t + inc − t'`` and overstepped its budget by ``spent − b``. The estimate is
-    the largest overstep of the last ``window`` moves: a slow spell keeps the engine
-    careful for that many moves.
-    """
-
-    window: int = 8
-    lags: list = dataclasses.field(default_factory=list)
-    _last: Optional[tuple] = None  # (turn, ms left, increment ms, budget s) of the last timed move
-
-    def searched(self, go: Go, turn: chess.Color, budget: Optional[float]) -> None:
-        """Records a move given ``budget`` seconds under the clock of ``go``."""
-        left, inc = go.clock(turn)
-        self._last = None if left is None or budget is None else (turn, left, inc, budget)
-
-    def observe(self, go: Go, turn: chess.Color) -> None:
-        """Reads the clock of the next ``go`` for the same side, learning the last move's lag."""
-        left, _ = go.clock(turn)
-        if self._last is not None and left is not None and self._last[0] == turn:
-            _, before, inc, budget = self._last
-            spent = (before + inc - left) / 1000.0
-            if 0.0 <= spent <= before / 1000.0:  # else not the same game, or a clock of another kind
-                self.lags = (self.lags + [max(spent - budget, 0.0)])[-self.window:]
-        self._last = None
-
-    def new_game(self) -> None:
-        self._last = None
-
-    def overhead_ms(self, option_ms: int) -> int:
-        """The overhead to keep back: the option, or the measured lag when larger."""
-        return max(int(option_ms), int(round(1000 * max(self.lags, default=0.0))))
-
-
-@dataclasses.dataclass
 class RecentMax:
     """The largest of the last ``window`` values recorded (0 when none): a duration the
     engine keeps back from its deadlines, remembering a slow spell for ``window`` records."""
@@ -127,6 +87,44 @@ class RecentMax:
 
 
 @dataclasses.dataclass
+class Lag(RecentMax):
+    """What a move costs on the clock beyond the time the engine gave it, measured from
+    the clocks the GUI sends: the GUI's and the operating system's latency, and stalls of
+    the engine's own process on a machine that other jobs load.
+
+    After a move given ``b`` seconds with ``t`` ms left and increment ``inc``, the GUI's
+    next clock for the same side is ``t' = t − spent + inc``, so the move cost
+    ``spent = t + inc − t'`` and overstepped its budget by ``spent − b``. The estimate is
+    the largest overstep of the last ``window`` moves: a slow spell keeps the engine
+    careful for that many moves.
+    """
+
+    _last: Optional[tuple] = None  # (turn, ms left, increment ms, budget s) of the last timed move
+
+    def searched(self, go: Go, turn: chess.Color, budget: Optional[float]) -> None:
+        """Records a move given ``budget`` seconds under the clock of ``go``."""
+        left, inc = go.clock(turn)
+        self._last = None if left is None or budget is None else (turn, left, inc, budget)
+
+    def observe(self, go: Go, turn: chess.Color) -> None:
+        """Reads the clock of the next ``go`` for the same side, learning the last move's lag."""
+        left, _ = go.clock(turn)
+        if self._last is not None and left is not None and self._last[0] == turn:
+            _, before, inc, budget = self._last
+            spent = (before + inc - left) / 1000.0
+            if 0.0 <= spent <= before / 1000.0:  # else not the same game, or a clock of another kind
+                self.add(spent - budget)
+        self._last = None
+
+    def new_game(self) -> None:
+        self._last = None
+
+    def overhead_ms(self, option_ms: int) -> int:
+        """The overhead to keep back: the option, or the measured lag when larger."""
+        return max(int(option_ms), int(round(1000 * self.value)))
+
+
+@dataclasses.dataclass
 class Lateness(RecentMax):
     """How much longer than planned the engine's chunks took: the largest excess
     (``seconds − simulations / rate``, the rate the chunk was planned with) of the last
@@ -140,11 +138,6 @@ class Lateness(RecentMax):
     def record(self, simulations: int, seconds: float, rate: float) -> None:
         if simulations > 0 and rate > 0:
             self.add(seconds - simulations / rate)
-
-    @property
-    def reserve(self) -> float:
-        """Seconds to keep back from a deadline."""
-        return self.value
 
 
 def chunk_size(rate: float, remaining: Optional[float], *, nodes_left: Optional[int] = None) -> int:
