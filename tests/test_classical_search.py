@@ -17,16 +17,25 @@ PLAIN = dict(quiescence=False, endgame_tables=False)  # static evaluation at the
 # ---------------------------------------------------------------------------- references
 
 
+class _Leaf:
+    """What ``evaluation.evaluate`` reads of a chess position (its board and side to move),
+    without `ChessPosition`'s hashing of the move history, which the reference has no use for."""
+
+    def __init__(self, board: chess.Board):
+        self.board, self.turn = board, board.turn
+
+
 def brute_force_chess(board: chess.Board, depth: int, ply: int = 0) -> int:
     """Negamax over python-chess's rules and the classical evaluation, no pruning."""
-    if board.is_checkmate():
-        return -(MATE - ply)
-    if board.is_stalemate() or board.is_insufficient_material() or board.halfmove_clock >= 100:
+    moves = list(board.legal_moves) if depth else []
+    if not (moves or any(board.generate_legal_moves())):  # at the horizon only whether a move exists
+        return -(MATE - ply) if board.is_check() else 0  # checkmate; stalemate
+    if board.is_insufficient_material() or board.halfmove_clock >= 100:
         return 0
     if depth == 0:
-        return evaluation.evaluate(ChessPosition(board))
+        return evaluation.evaluate(_Leaf(board))
     best = -search.INF
-    for move in list(board.legal_moves):
+    for move in moves:
         board.push(move)
         best = max(best, -brute_force_chess(board, depth - 1, ply + 1))
         board.pop()
