@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 import pgx.core
 
+from azdb_jax import ratings
 from azdb_jax.opponents import Policy
 
 Array = jax.Array
@@ -200,7 +201,8 @@ def play_games(
 
 def tally(result, finished) -> Dict[str, Any]:
     """W/D/L of the finished games of ``result`` [G] (+1/0/−1 for A), with
-    ``score = (W + D/2) / N`` (NaN when none finished) and the unfinished count. Arrays
+    ``score = (W + D/2) / N`` and its standard error ``score_stderr`` from the trinomial
+    counts (``ratings.score_stderr``; both NaN when none finished) and the unfinished count. Arrays
     of any shape are read as flat lists of games; pass ``finished | adjudicated`` to
     count adjudicated games."""
     result = np.asarray(result, np.float64).reshape(-1)
@@ -217,6 +219,7 @@ def tally(result, finished) -> Dict[str, Any]:
         "draws": draws,
         "losses": losses,
         "score": (wins + 0.5 * draws) / n if n else float("nan"),
+        "score_stderr": float(ratings.score_stderr(wins, draws, losses)) if n else float("nan"),
     }
 
 

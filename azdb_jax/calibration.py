@@ -27,7 +27,7 @@ Everything here is host-side arithmetic on recorded distances (or ψ arrays).
 
 import math
 import pathlib
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Sequence
 
 import numpy as np
 

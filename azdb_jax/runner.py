@@ -19,8 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
-from azdb_jax import adjudication, arena, checkpoint, distributed, diversity, games, opponents, sharding, trainer
+from azdb_jax import adjudication, arena, checkpoint, distributed, games, opponents, sharding, trainer
 from azdb_jax import config as config_lib
+from azdb_jax import search as search_lib
 from azdb_jax.files import write_atomic
 from azdb_jax.runs import (  # noqa: F401  (the run-reading names, importable from here as before)
     RESUMABLE_FIELDS, WALL_CLOCK_FIELDS, build_components, check_resumable, load_run, load_run_config,
@@ -134,15 +135,13 @@ class Evaluator:
         adjudicate = adjudication.adjudicator(env, config.run.eval_adjudication)
         lambdas = jnp.asarray(components.lambdas)
         with_reward = components.diverse and config.diversity.in_search
-        reward_fn = functools.partial(diversity.team_intrinsic_reward, l0=config.diversity.l0) if with_reward else None
-        feature_fn = components.feature_fn if with_reward else None
 
         def agent(params, rng_key, state):
             net_params, psi, player = params
-            return opponents.search_policy(
-                env, components.network.apply, search_config, player=player, lam=lambdas[player],
-                feature_fn=feature_fn, intrinsic_reward_fn=reward_fn, hook_params=psi if with_reward else None,
-            )(net_params, rng_key, state)
+            hook = (search_lib.intrinsic_hook(components.feature_fn, psi, l0=config.diversity.l0) if with_reward
+                    else search_lib.NO_HOOK)
+            return opponents.search_policy(env, components.network.apply, search_config, player=player,
+                                           lam=lambdas[player], **hook._asdict())(net_params, rng_key, state)
 
         available = dict(opponents.opponents_for(env.id, env), previous=agent)
         chosen = config.run.eval_opponents or tuple(available)

@@ -40,6 +40,30 @@ ApplyFn = Callable[[Any, Array, Array], Any]
 # (hook params, φ [F], player []) -> r_d [] for one transition; vmapped by the search.
 IntrinsicRewardFn = Callable[[Any, Array, Array], Array]
 
+
+
+class SearchHook(NamedTuple):
+    """The intrinsic-reward arguments of ``run_search`` (all None: no intrinsic reward)."""
+
+    feature_fn: Optional[Callable[[pgx.core.State], Array]]
+    intrinsic_reward_fn: Optional[IntrinsicRewardFn]
+    hook_params: Any  # [n, F] ψ
+
+
+NO_HOOK = SearchHook(None, None, None)
+
+
+def intrinsic_hook(feature_fn: Callable[[pgx.core.State], Array], psi: Any, *, l0: float) -> SearchHook:
+    """The search hook of AZdb's intrinsic reward: ``r_d^i(s, a)`` of Eq. 8 for the team's
+    expected features ``psi`` [n, F] (``diversity.team_intrinsic_reward`` with ℓ0).
+
+    The one place where self-play, the training loop's evaluation and every evaluation of
+    a trained team (``evaluation.team.Team.search_hook``) build the reward their searches add.
+    ``psi`` may be traced (self-play passes the train state's ψ).
+    """
+    return SearchHook(feature_fn, functools.partial(diversity.team_intrinsic_reward, l0=float(l0)), psi)
+
+
 ALGORITHMS = ("puct", "gumbel")
 OPPONENT_MODELS = ("self", "opponent")
 

@@ -113,12 +113,12 @@ def init_trainer(components: Components, rng_key: Array) -> TrainerState:
 
 
 def _play(c: Components, params, key, games, payoff, expected_features):
-    reward_fn = functools.partial(diversity.team_intrinsic_reward, l0=c.diversity_config.l0) if c.diverse else None
+    hook = search_lib.intrinsic_hook(c.feature_fn, expected_features.psi, l0=c.diversity_config.l0)
     return selfplay.selfplay_iteration(
         c.env, c.network.apply, params, key, games,
         lambdas=c.lambdas, config=c.selfplay_config, search_config=c.search_config,
         graph=c.graph_fn(payoff.mean), feature_fn=c.feature_fn, init_fn=c.init_fn,
-        intrinsic_reward_fn=reward_fn, hook_params=expected_features.psi,
+        intrinsic_reward_fn=hook.intrinsic_reward_fn if c.diverse else None, hook_params=hook.hook_params,
         intrinsic_in_search=c.diversity_config.in_search)
 
 

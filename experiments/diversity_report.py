@@ -68,8 +68,6 @@ def report_run(name: str, workdir: pathlib.Path) -> dict:
                                                  max_plies=games_lib.max_plies(env)))
     summary = arena.summarize(jax.device_get(play(team.params, key)))
     elo = ratings.elo_difference(summary["wins"], summary["draws"], summary["losses"], saturated="clip")
-    games = max(summary["finished"], 1)
-    score_se = float(np.sqrt(max(elo.score * (1 - elo.score), 1e-9) / games))
 
     # (c) distinct moves across players (the same positions and key for every run)
     positions = move_choices.random_positions(env, _POSITIONS.value, jax.random.fold_in(key, 1))
@@ -82,7 +80,8 @@ def report_run(name: str, workdir: pathlib.Path) -> dict:
         final_d_mean=float(np.mean(distances[last])), final_d_min=float(np.min(distances[last])),
         reference=_REFERENCE.value, player0=dict(wins=summary["wins"], draws=summary["draws"],
                                                  losses=summary["losses"], score=summary["score"],
-                                                 score_se=score_se, elo=float(elo.elo), elo_se=float(elo.stderr)),
+                                                 score_stderr=summary["score_stderr"], elo=float(elo.elo),
+                                                 elo_stderr=float(elo.stderr)),
         distinct_moves_mean=choices.distinct_mean, positions=int(choices.distinct.size),
         share_positions_with_disagreement=float((choices.distinct > 1).mean()),
         own_move_share=choices.unique_share.tolist(),
@@ -102,7 +101,7 @@ def main(argv):
         p0 = r["player0"]
         search = "extrinsic-only (ablation)" if r["search"] == "extrinsic_only" else "as in self-play"
         print(f"| {r['run']} | {search} | {r['num_players']} | {r['lam']} | {r['l0']} | {r['final_d_mean']:.3f} / "
-              f"{r['final_d_min']:.3f} | {p0['score']:.3f} ± {p0['score_se']:.3f} (W{p0['wins']} D{p0['draws']} "
+              f"{r['final_d_min']:.3f} | {p0['score']:.3f} ± {p0['score_stderr']:.3f} (W{p0['wins']} D{p0['draws']} "
               f"L{p0['losses']}) | {r['distinct_moves_mean']:.2f} |")
     print(json.dumps(results, indent=1))
 

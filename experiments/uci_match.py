@@ -47,7 +47,6 @@ def engine_command(checkpoint: str, values) -> List[str]:
 def main(argv: List[str]) -> None:
     if len(argv) > 1:
         raise ValueError(f"unexpected arguments: {' '.join(argv[1:])}")
-    from azdb_jax import ratings  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import fairy_stockfish, reports, stockfish  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci import gauntlet  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci.main import checkpoint_variant  # pylint: disable=g-import-not-at-top
@@ -92,13 +91,11 @@ def main(argv: List[str]) -> None:
         opponent_options=opponent_options, opponent_limit=opponent_limit, max_plies=values.max_plies,
         progress=progress, variant=variant, fresh_engine=values.fresh_engine, adjudicate=values.adjudicate)
     summary = gauntlet.tally(records)
-    elo = ratings.elo_difference(summary["wins"], summary["draws"], summary["losses"], saturated="clip")
     summary.update(checkpoint=values.checkpoint, variant=variant, reference=reference, rule=values.rule,
                    clock=f"{values.base:g}+{values.increment:g}" if clock else None, movetime=values.movetime,
                    opponent_movetime=values.opponent_movetime, threads=values.threads, hash=values.hash,
                    reuse=values.reuse, fresh_engine=values.fresh_engine, max_plies=values.max_plies,
-                   adjudicate=values.adjudicate, elo=float(elo.elo),
-                   elo_stderr=float(elo.stderr), wall_seconds=round(time.time() - start, 1))
+                   adjudicate=values.adjudicate, wall_seconds=round(time.time() - start, 1))
     if values.opponent != "engine":
         summary.update(stockfish_skill=values.stockfish_skill, stockfish_nodes=values.stockfish_nodes)
     if values.stop_latency_trials:
@@ -118,7 +115,7 @@ def main(argv: List[str]) -> None:
     reports.write_atomic(out / "games.pgn", "\n\n".join(r.pgn for r in records) + "\n")
     control = summary["clock"] or f"{values.movetime:g} s vs {values.opponent_movetime:g} s a move"
     print(f"engine vs {reference}, {control}: +{summary['wins']} ={summary['draws']} -{summary['losses']} in "
-          f"{summary['games']} games (Elo {summary['elo']:+.0f} ± {summary['elo_stderr']:.0f}); engine faults: "
+          f"{summary['games']} games (Elo {summary['elo_clipped']:+.0f} ± {summary['elo_clipped_stderr']:.0f}); engine faults: "
           f"{summary['engine_time']} time, {summary['engine_illegal']} illegal, {summary['engine_crash']} crash; "
           f"mean share of its allotment {summary['budget_share']:.2f} (largest {summary['budget_share_max']:.2f}, "
           f"first moves up to {summary['first_move_share_max']:.2f}); seconds a move: engine "

@@ -95,6 +95,21 @@ def test_perfect_player_never_loses_and_the_tally_is_exact():
     assert record[3].split("\t")[3:5] == ["random", "perfect"]
 
 
+def test_one_tally_with_the_trinomial_score_stderr_everywhere():
+    # W/D/L = 3/2/1: p = 2/3, per-game variance (3·(1/3)² + 2·(1/6)² + 1·(2/3)²)/6 = 5/36.
+    tally = arena.tally([1, 1, 1, 0, 0, -1, 1], [True] * 6 + [False])
+    assert (tally["wins"], tally["draws"], tally["losses"], tally["unfinished"]) == (3, 2, 1, 1)
+    assert tally["score"] == pytest.approx(2 / 3) and tally["score_stderr"] == pytest.approx((5 / 36 / 6) ** 0.5)
+    assert np.isnan(arena.tally([0], [False])["score_stderr"])
+    rich = matches.tally([1, 1, 1, 0, 0, -1, 1], [True] * 6 + [False])
+    assert {k: rich[k] for k in tally} == tally and rich["elo_stderr"] > 0
+    # Every report takes its standard error from the one tally: no other module computes it.
+    package = pathlib.Path(arena.__file__).parent
+    users = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                   if "score_stderr(" in p.read_text() and p.name != "ratings.py")
+    assert users == ["arena.py"], users
+
+
 def test_games_do_not_depend_on_chunking_and_unfinished_are_counted():
     env = games_lib.make("connect_four")
     starts = matches.random_openings(env, 3, 2, jax.random.PRNGKey(1))

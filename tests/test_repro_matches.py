@@ -170,8 +170,9 @@ def test_match_adjudication_and_records_by_hand():
 
     assert matches_group.num_match_seeds(4, 4) == 2 and matches_group.num_match_seeds(32, 4) == 4
     assert matches_group.num_match_seeds(32, 12) == 2
-    assert matches_group.score_stderr(0, 4, 0) == 0.0
-    assert matches_group.score_stderr(1, 0, 1) == pytest.approx(0.5 / math.sqrt(2))
+    assert matches_group.record(np.zeros(4), np.ones(4, bool))["score_stderr"] == 0.0  # four draws
+    assert matches_group.record(np.array([1.0, -1.0]), np.ones(2, bool))["score_stderr"] == pytest.approx(
+        0.5 / math.sqrt(2))
     record = matches_group.record(np.array([1.0, 0.0, -1.0, 1.0]), np.ones(4, bool))
     hand = _hand_record([1, 0, -1, 1])
     assert record["score"] == hand["score"] == 0.625 and record["winrate"] == 62.5

@@ -59,7 +59,7 @@ def test_notebook_plays_every_ci_match_and_table1_is_the_report(skill_root):
     for item in [*report["matches"], *report["juniors"].values()]:
         assert item["wins"] + item["draws"] + item["losses"] == item["games"] == 2
         score, se = _score_and_se(item["wins"], item["draws"], item["losses"])
-        assert item["score"] == pytest.approx(score) and item["score_se"] == pytest.approx(se, abs=1e-12)
+        assert item["score"] == pytest.approx(score) and item["score_stderr"] == pytest.approx(se, abs=1e-12)
 
     table1 = _figure(root, "table1_scores")
     assert (root / "figures" / "table1_scores.png").stat().st_size > 0
@@ -75,7 +75,7 @@ def test_notebook_plays_every_ci_match_and_table1_is_the_report(skill_root):
     for row, cells in table1["scores"].items():
         line = next(ln for ln in printed.splitlines() if ln.startswith(row + " "))
         for framework, cell in cells.items():
-            assert f"{framework} {cell['score']:.3f} ± {cell['score_se']:.3f}" in line
+            assert f"{framework} {cell['score']:.3f} ± {cell['score_stderr']:.3f}" in line
 
 
 def test_notebook_delta_tables_recompute_from_the_loss_rows(skill_root):

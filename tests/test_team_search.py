@@ -77,9 +77,7 @@ def _nim_team(**kwargs) -> Team:
 
 def _team_search(team: Team):
     root = jax.vmap(lambda _: team.env.state_from_heaps(jnp.int32(NIM_HEAPS), 0))(jnp.arange(1))
-    return planning.team_search(team.env, team.apply_fn, team.params, jax.random.PRNGKey(0), root,
-                                num_players=2, lam=team.search_lambdas, config=team.search_config,
-                                **team.search_hook()._asdict())
+    return team.search(team.params, jax.random.PRNGKey(0), root)
 
 
 def test_root_q_differs_from_the_ablation_by_the_hand_computed_intrinsic_terms():
@@ -130,6 +128,23 @@ def test_team_intrinsic_hook_is_the_papers_reward():
     no_diversity = Team(env=team.env, apply_fn=team.apply_fn, params=None, num_players=2,
                         search_config=team.search_config, lambdas=(1.0, 1.0), psi=PSI)
     assert no_diversity.search_hook().intrinsic_reward_fn is None
+    # A single player's hook: none at λ_0 = 1 (its reward is dropped exactly), the team's below.
+    assert team.player_hook(0) == search.NO_HOOK
+    one = team.player_hook(1)
+    np.testing.assert_array_equal(one.hook_params, hook.hook_params)
+    assert float(one.intrinsic_reward_fn(one.hook_params, one.feature_fn(state), jnp.int32(1))) == float(reward)
+
+
+def test_the_intrinsic_reward_hook_is_built_in_one_place():
+    # Self-play, the training loop's evaluation and every evaluation of a trained team take
+    # the reward their searches add from search.intrinsic_hook (the Team through search_hook).
+    package = pathlib.Path(search.__file__).parent
+    builders = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                      if "team_intrinsic_reward" in p.read_text() and p.name != "diversity.py")
+    assert builders == ["search.py"], builders
+    callers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py") if "planning.team_search(" in p.read_text())
+    # The Team's search; the Nim measures search an untrained λ per call (no run, no ψ).
+    assert callers == ["evaluation/nim.py", "evaluation/team.py"], callers
 
 
 # ------------------------------------------------------------------ λ = 1 is AlphaZero, bit for bit

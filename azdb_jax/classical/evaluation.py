@@ -29,7 +29,7 @@ import dataclasses
 import json
 import operator
 import pathlib
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Tuple
 
 import chess
 

@@ -23,7 +23,7 @@ wraps it as a jittable policy for ``arena.play_games`` and the in-training evalu
 """
 
 import dataclasses
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional
 
 import chess
 

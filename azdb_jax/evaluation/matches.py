@@ -33,7 +33,6 @@ import tqdm
 
 from azdb_jax import arena, games, opponents, planning, ratings
 from azdb_jax.envs import chess_interop
-from azdb_jax.evaluation import team as team_lib
 from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
@@ -60,11 +59,9 @@ def player_agent(team: Team, player: int, *, sample_plies: int = 0) -> Policy:
     """
     if not isinstance(player, (int, np.integer)) or not 0 <= player < team.num_players:
         raise ValueError(f"player must be an int in [0, {team.num_players}) for {team.name!r}, got {player!r}")
-    lam = float(team.search_lambdas[int(player)])
-    # At λ_i = 1 the intrinsic reward is dropped exactly: skip computing it.
-    hook = team.search_hook() if lam < 1.0 else team_lib.SearchHook(None, None, None)
-    return opponents.search_policy(team.env, team.apply_fn, team.search_config, player=int(player), lam=lam,
-                                   sample_plies=sample_plies, **hook._asdict())
+    return opponents.search_policy(team.env, team.apply_fn, team.search_config, player=int(player),
+                                   lam=float(team.search_lambdas[int(player)]), sample_plies=sample_plies,
+                                   **team.player_hook(int(player))._asdict())
 
 
 def latent_agent(team: Team, *, sample_plies: int = 0) -> Policy:
@@ -102,13 +99,9 @@ def team_agent(team: Team, rule: str, *, move: str = "visits", sample_plies: int
     if not isinstance(sample_plies, int) or sample_plies < 0:
         raise ValueError(f"sample_plies must be an int >= 0, got {sample_plies!r}")
 
-    lambdas, hook = team.search_lambdas, team.search_hook()
-
     def policy(params, rng_key, state):
         search_key, sample_key = jax.random.split(rng_key)
-        search = planning.team_search(team.env, team.apply_fn, params, search_key, state,
-                                      num_players=team.num_players, lam=lambdas, config=team.search_config,
-                                      **hook._asdict())
+        search = team.search(params, search_key, state)
         player, action = planning.team_move(search.stats, rule, move=move)
         if sample_plies:
             visits = jnp.take_along_axis(search.stats.visits, player[:, None, None], axis=1)[:, 0]

@@ -135,15 +135,12 @@ class TeamSolver:
             return self._programs[max_pieces]
         team = team_for_pieces(self.team, max_pieces)
         rules, move, copies = self.rules, self.move, self.homogeneous_copies
-        lambdas, hook = team.search_lambdas, team.search_hook()
 
         def one_position(params, key, state):
             # Searched alone (a batch of one) so that its randomness is its own key's.
             single = jax.tree.map(lambda x: x[None], state)
             team_key, control_key = jax.random.split(key)
-            searched = planning.team_search(team.env, team.apply_fn, params, team_key, single,
-                                            num_players=team.num_players, lam=lambdas, config=team.search_config,
-                                            **hook._asdict())
+            searched = team.search(params, team_key, single)
             out = _answers(searched, rules, move)
             if copies:
                 # Latent 0 has λ_0 = 1: the control searches alike in both modes.

@@ -15,8 +15,7 @@ its *columns* (a team player, a selection rule, a control copy, a reference engi
 """
 
 import dataclasses
-import functools
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 import chess
 import jax
@@ -24,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import pgx.core
 
+from azdb_jax import features, planning
 from azdb_jax import search as search_lib
 
 Array = jax.Array
@@ -37,12 +37,7 @@ SEARCH_MODES: Dict[str, str] = {
 }
 
 
-class SearchHook(NamedTuple):
-    """The intrinsic-reward arguments of ``search.run_search`` (all None: no intrinsic reward)."""
-
-    feature_fn: Optional[Callable[[pgx.core.State], Array]]
-    intrinsic_reward_fn: Optional[search_lib.IntrinsicRewardFn]
-    hook_params: Any  # [n, F] ψ
+SearchHook = search_lib.SearchHook  # the intrinsic-reward arguments of a search
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,17 +122,36 @@ class Team:
 
     def search_hook(self) -> SearchHook:
         """The intrinsic reward of the team's searches, the hook self-play uses
-        (``diversity.team_intrinsic_reward`` with ψ and ℓ0): ``r_d^i(s, a)`` of Eq. 8.
+        (``search.intrinsic_hook`` with ψ and ℓ0): ``r_d^i(s, a)`` of Eq. 8.
 
         All None when no player searches with λ_i < 1, without ψ, or when the run's
         self-play kept the reward out of its searches (``diversity.in_search``).
         """
         if not self.uses_intrinsic_terms or self.psi is None or not self.intrinsic_in_search:
-            return SearchHook(None, None, None)
-        from azdb_jax import diversity, features  # pylint: disable=g-import-not-at-top
+            return search_lib.NO_HOOK
+        return search_lib.intrinsic_hook(features.feature_fn(self.env), jnp.asarray(self.psi, jnp.float32),
+                                         l0=float(self.l0))
 
-        reward_fn = functools.partial(diversity.team_intrinsic_reward, l0=float(self.l0))
-        return SearchHook(features.feature_fn(self.env), reward_fn, jnp.asarray(self.psi, jnp.float32))
+    def player_hook(self, player: int) -> SearchHook:
+        """``search_hook()`` for player ``player`` alone: none at ``λ_i = 1``, where the
+        intrinsic reward is dropped exactly (so its features are not computed)."""
+        return self.search_hook() if self.search_lambdas[int(player)] < 1.0 else search_lib.NO_HOOK
+
+    def search(self, params: Any, rng_key: Array, positions: pgx.core.State, *,
+               players: Optional[Array] = None) -> planning.TeamSearch:
+        """Every position searched once per player, each as ``search_mode`` says: the one
+        team search of every solver, match, engine and report (``planning.team_search``
+        with this team's env, network, search settings, λ_i and ``search_hook()``).
+
+        Args:
+          params: the network parameters (``self.params``, or a traced copy).
+          rng_key: consumed.
+          positions: batched pgx State [B]; none terminal.
+          players: [k] latent ids to search (default every player, in order).
+        """
+        return planning.team_search(self.env, self.apply_fn, params, rng_key, positions,
+                                    num_players=self.num_players, lam=self.search_lambdas,
+                                    config=self.search_config, players=players, **self.search_hook()._asdict())
 
     def search_description(self) -> Dict[str, Any]:
         """How the team searches, for reports: ``search`` (the mode), ``search_note``, λ_i, ℓ0."""

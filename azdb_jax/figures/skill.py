@@ -31,7 +31,7 @@ def _row_label(match: Dict[str, Any]) -> str:
 
 
 def _cell(item: Dict[str, Any]) -> str:
-    return f"{item['score']:.3f} ± {item['score_se']:.3f} ({item['wins']}/{item['draws']}/{item['losses']})"
+    return f"{item['score']:.3f} ± {item['score_stderr']:.3f} ({item['wins']}/{item['draws']}/{item['losses']})"
 
 
 def _frameworks(report: Dict[str, Any]) -> List[str]:
@@ -47,12 +47,12 @@ def score_table(report: Dict[str, Any]) -> Tuple[str, Dict[str, Any]]:
     scores: Dict[str, Dict[str, Any]] = {}
     for match in report["matches"]:
         scores.setdefault(_row_label(match), {})[match["framework"]] = {
-            k: match[k] for k in ("score", "score_se", "wins", "draws", "losses", "games")}
+            k: match[k] for k in ("score", "score_stderr", "wins", "draws", "losses", "games")}
     lines = ["| focal senior | " + " | ".join(f"{FRAMEWORK_LABELS[f]} vs strong" for f in frameworks) + " |",
              "|---|" + "---|" * len(frameworks)]
     for senior, row in scores.items():
         lines.append(f"| {senior} | " + " | ".join(_cell(row[f]) if f in row else "—" for f in frameworks) + " |")
-    junior = {name[3:]: {k: item[k] for k in ("score", "score_se", "wins", "draws", "losses", "games")}
+    junior = {name[3:]: {k: item[k] for k in ("score", "score_stderr", "wins", "draws", "losses", "games")}
               for name, item in report.get("juniors", {}).items()}
     if junior:
         lines += ["", "| junior (regular play) vs | score ± SE (W/D/L) |", "|---|---|"]
@@ -91,7 +91,7 @@ def score_bars(report: Dict[str, Any]) -> Tuple[Any, Dict[str, Any]]:
     for i, framework in enumerate(frameworks):
         x = [s for s, senior in enumerate(seniors) if framework in scores[senior]]
         y = [scores[seniors[s]][framework]["score"] for s in x]
-        err = [scores[seniors[s]][framework]["score_se"] for s in x]
+        err = [scores[seniors[s]][framework]["score_stderr"] for s in x]
         ax.bar(np.asarray(x) + (i - (len(frameworks) - 1) / 2) * width, y, width, yerr=err, capsize=3,
                label=FRAMEWORK_LABELS[framework])
     ax.axhline(0.5, color="grey", ls="--", lw=0.8)

@@ -145,7 +145,6 @@ class TrialsSolver:
         if max_pieces in self._programs:
             return self._programs[max_pieces]
         team = solvers.team_for_pieces(self.team, max_pieces)
-        lambdas, hook = team.search_lambdas, team.search_hook()
         rules, copies, latent_trials, copy_trials = self.rules, self.copies, self.latent_trials, self.copy_trials
 
         def answers(searched: planning.TeamSearch, prefix: str, trials) -> Dict[str, Any]:
@@ -163,9 +162,7 @@ class TrialsSolver:
         def one_position(params, key, state):
             single = jax.tree.map(lambda x: x[None], state)
             team_key, control_key = jax.random.split(key)  # as solvers.TeamSolver
-            searched = planning.team_search(team.env, team.apply_fn, params, team_key, single,
-                                            num_players=team.num_players, lam=lambdas, config=team.search_config,
-                                            **hook._asdict())
+            searched = team.search(params, team_key, single)
             out = answers(searched, "latents", latent_trials)
             if copies:
                 control = planning.homogeneous_search(team.env, team.apply_fn, params, control_key, single,
@@ -237,15 +234,12 @@ class SeedsSolver:
         if (s, max_pieces) in self._programs:
             return self._programs[(s, max_pieces)]
         team = solvers.team_for_pieces(self.teams[s], max_pieces)
-        lambdas, hook = team.search_lambdas, team.search_hook()
         players = jnp.arange(self.players[s], dtype=jnp.int32)
 
         def one_position(params, key, state):
             single = jax.tree.map(lambda x: x[None], state)
             team_key, _ = jax.random.split(key)  # as solvers.TeamSolver
-            searched = planning.team_search(team.env, team.apply_fn, params, team_key, single,
-                                            num_players=team.num_players, lam=lambdas, config=team.search_config,
-                                            players=players, **hook._asdict())
+            searched = team.search(params, team_key, single, players=players)
             return jax.tree.map(lambda x: x[0], searched.stats), searched.most_visited_action[0]
 
         program = solvers.per_position_program(one_position)

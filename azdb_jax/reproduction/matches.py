@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import adjudication, games, ratings
+from azdb_jax import adjudication, games
 from azdb_jax.evaluation import loading
 from azdb_jax.evaluation import matches as matches_lib
 from azdb_jax.evaluation import specialisation
@@ -66,16 +66,10 @@ def num_match_seeds(match_games: int, num_openings: int) -> int:
     return max(2, math.ceil(match_games / (2 * max(num_openings, 1))))
 
 
-def score_stderr(wins: float, draws: float, losses: float) -> float:
-    """Standard error of the score (``ratings.score_stderr``) as a float; NaN for no games."""
-    return float(ratings.score_stderr(wins, draws, losses))
-
-
 def record(result, decided) -> Dict[str, Any]:
     """``matches.tally`` of games (result +1/0/−1 for the AZdb side; ``decided`` [..] bool)
-    plus ``score_stderr`` and the win rate in % (``winrate``, the score × 100, as in Table 2)."""
+    (its ``score_stderr`` included) plus the win rate in % (``winrate``, the score × 100, as in Table 2)."""
     out = matches_lib.tally(result, decided)
-    out["score_stderr"] = score_stderr(out["wins"], out["draws"], out["losses"])
     out["winrate"] = 100.0 * out["score"] if out["finished"] else float("nan")
     return out
 
@@ -136,8 +130,7 @@ def lookup_curve(result: np.ndarray, decided: np.ndarray) -> Dict[str, Any]:
     for k in range(1, heldout[0] + 1):
         report = specialisation.specialisation_report(result, decided, list(range(k)), heldout)
         lookup = report["lookup"]
-        points.append({"train_seeds": k, "score": lookup["score"], "score_stderr":
-                       score_stderr(lookup["wins"], lookup["draws"], lookup["losses"])})
+        points.append({"train_seeds": k, "score": lookup["score"], "score_stderr": lookup["score_stderr"]})
     report = specialisation.specialisation_report(result, decided, list(range(heldout[0])), heldout)
     best, oracle = report["best_latent"], report["max_over_latents"]
     return {"heldout_seeds": len(heldout), "points": points,
@@ -309,5 +302,5 @@ def evaluate(results: Results) -> dict:
     return results.read_report("matches")
 
 
-__all__ = ["ARMS", "evaluate", "evaluate_pairing", "num_match_seeds", "score_stderr", "record", "opening_scores",
+__all__ = ["ARMS", "evaluate", "evaluate_pairing", "num_match_seeds", "record", "opening_scores",
            "lookup_curve", "combine", "stderr"]

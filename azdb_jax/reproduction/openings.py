@@ -19,7 +19,6 @@ Rows: ``kind = "opening"`` (a board: FEN and every player's UCI move) and ``kind
 import time
 from typing import Any, Dict, List, Sequence, Tuple
 
-import chess
 import jax
 import numpy as np
 

@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import data, games, planning, runs
+from azdb_jax import data, games, runs
 from azdb_jax import start_positions as start_positions_lib
 from azdb_jax.evaluation import loading, puzzles, solvers
 from azdb_jax.evaluation.team import SolverOutput
@@ -213,13 +213,9 @@ class PlayerZeroSearch:
     def compile(team):
         """``(params, key, indices [B], states [B]) -> (TeamRootStatistics [B, 1, ...], network
         value [B, 1], most visited action [B, 1], child values)``, jitted."""
-        hook = team.search_hook()
-
         def one_position(params, key, state):
             single = jax.tree.map(lambda x: x[None], state)
-            search = planning.team_search(team.env, team.apply_fn, params, key, single, num_players=team.num_players,
-                                          lam=team.search_lambdas, config=team.search_config,
-                                          players=jnp.zeros(1, jnp.int32), **hook._asdict())
+            search = team.search(params, key, single, players=jnp.zeros(1, jnp.int32))
             return jax.tree.map(lambda x: x[0], (search.stats, search.network_value, search.most_visited_action))
 
         def values(params, observations):

@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import adjudication, ratings, runner
+from azdb_jax import adjudication, runner
 from azdb_jax.evaluation import loading
 from azdb_jax.evaluation import matches as matches_lib
 from azdb_jax.evaluation import move_choices
@@ -106,14 +106,13 @@ def pooled(per_seed: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     num_players = len(per_seed[0]["players"])
     players = []
     for j in range(num_players):
-        wins, draws, losses = (int(sum(r["players"][j][k] for r in per_seed)) for k in ("wins", "draws", "losses"))
-        elo = ratings.elo_difference(wins, draws, losses, saturated="clip")  # finite at a whitewash
-        games = wins + draws + losses
-        players.append({"player": j, "lam": per_seed[0]["players"][j]["lam"], "wins": wins, "draws": draws,
-                        "losses": losses, "games": games,
-                        "score": (wins + 0.5 * draws) / games if games else float("nan"),
-                        "score_stderr": matches_group.score_stderr(wins, draws, losses),
-                        "elo": float(elo.elo), "elo_stderr": float(elo.stderr),
+        counts = [int(sum(r["players"][j][k] for r in per_seed)) for k in ("wins", "draws", "losses")]
+        pooled_games = matches_lib.tally(np.repeat([1.0, 0.0, -1.0], counts), np.ones(sum(counts), bool))
+        players.append({"player": j, "lam": per_seed[0]["players"][j]["lam"],
+                        **{k: pooled_games[k] for k in ("wins", "draws", "losses", "score", "score_stderr")},
+                        "games": sum(counts),
+                        # finite at a whitewash:
+                        "elo": pooled_games["elo_clipped"], "elo_stderr": pooled_games["elo_clipped_stderr"],
                         "elo_by_seed": [r["players"][j]["elo_clipped"] for r in per_seed]})
 
     def over_seeds(values):

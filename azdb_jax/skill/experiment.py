@@ -266,7 +266,6 @@ def _engine_match(env, policy, params, limit: str, starts, max_plies: int, rng_k
     or a whitewash)."""
     import numpy as np  # pylint: disable=g-import-not-at-top
 
-    from azdb_jax import ratings  # pylint: disable=g-import-not-at-top
     from azdb_jax import games  # pylint: disable=g-import-not-at-top
 
     game = games.board_game(env)
@@ -283,7 +282,7 @@ def _engine_match(env, policy, params, limit: str, starts, max_plies: int, rng_k
     wins, draws, losses = int(tally["wins"]), int(tally["draws"]), int(tally["losses"])
     return dict(engine=engine.name, limit=limit, games=wins + draws + losses, wins=wins, draws=draws, losses=losses,
                 unfinished=int((~finished).sum()), score=float(tally["score"]),
-                score_se=float(ratings.score_stderr(wins, draws, losses)), elo=float(tally["elo"]),
+                score_stderr=float(tally["score_stderr"]), elo=float(tally["elo"]),
                 elo_stderr=float(tally["elo_stderr"]), elo_clipped=float(tally["elo_clipped"]),
                 elo_clipped_stderr=float(tally["elo_clipped_stderr"]))
 
@@ -379,14 +378,14 @@ def play_tables(settings: TableSettings, out, *, log: Log = _print) -> Dict[str,
             summary = measures.summarize(jax.device_get(play(params_a=jp, params_b=params, rng_key=match_key,
                                                              initial_state=starts)))
             report["juniors"][f"vs_{name}"] = summary
-            log(f"junior vs {name}: {summary['score']:.3f} ± {summary['score_se']:.3f} "
+            log(f"junior vs {name}: {summary['score']:.3f} ± {summary['score_stderr']:.3f} "
                 f"(+{summary['wins']} ={summary['draws']} -{summary['losses']})")
         write_tables(out, report)
         for text in settings.engine_limits:
             for who, (policy, params) in (("junior", (junior, jp)), ("strong", seniors["strong"])):
                 item = _engine_match(env, policy, params, text, starts, settings.max_plies, match_key, who)
                 report["engines"][f"{who}_vs_{text}"] = item
-                log(f"{who} vs {item['engine']}: {item['score']:.3f} ± {item['score_se']:.3f} "
+                log(f"{who} vs {item['engine']}: {item['score']:.3f} ± {item['score_stderr']:.3f} "
                     f"(+{item['wins']} ={item['draws']} -{item['losses']}), Elo {item['elo']:+.0f} ± "
                     f"{item['elo_stderr']:.0f}")
                 write_tables(out, report)
@@ -404,9 +403,9 @@ def play_tables(settings: TableSettings, out, *, log: Log = _print) -> Dict[str,
         s = match.summary
         row = dict(framework=framework, focal=label, alter="strong", games=s["games"], wins=s["wins"],
                    draws=s["draws"], losses=s["losses"], adjudicated=s["adjudicated"], score=s["score"],
-                   score_se=s["score_se"], mean_length=s["mean_length"], seconds=round(time.time() - start, 1))
+                   score_stderr=s["score_stderr"], mean_length=s["mean_length"], seconds=round(time.time() - start, 1))
         report["matches"].append(row)
-        log(f"{framework:8s} {label:12s} vs strong: {s['score']:.3f} ± {s['score_se']:.3f} "
+        log(f"{framework:8s} {label:12s} vs strong: {s['score']:.3f} ± {s['score_stderr']:.3f} "
             f"(+{s['wins']} ={s['draws']} -{s['losses']}, {row['seconds']} s)")
         if framework == "stt":
             moves = measures.move_losses(match, env, value, sp)

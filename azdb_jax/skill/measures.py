@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 import pgx.core
 
-from azdb_jax import arena, ratings
+from azdb_jax import arena
 from azdb_jax.skill import frameworks
 
 Array = jax.Array
@@ -46,10 +46,8 @@ class FrameworkMatch:
 
 
 def summarize(results: arena.GameResults) -> Dict[str, Any]:
-    """``arena.summarize`` plus the win-share's standard error (``score_se``)."""
-    summary = arena.summarize(results)
-    summary["score_se"] = float(ratings.score_stderr(summary["wins"], summary["draws"], summary["losses"]))
-    return summary
+    """``arena.summarize`` (its tally carries the score's standard error, ``score_stderr``)."""
+    return arena.summarize(results)
 
 
 def play_match(framework: str, env: pgx.core.Env, focal, focal_params, alter, alter_params, rng_key: Array, *,

@@ -38,6 +38,7 @@ import chess
 import chess.engine
 import chess.pgn
 
+from azdb_jax.evaluation import matches
 from azdb_jax.uci import protocol, timeman
 
 # Short, common openings as UCI moves (facts of the game, not third-party data).
@@ -268,16 +269,15 @@ def play_match(engine_command: Sequence[str], opponent_command: Sequence[str], *
 
 
 def tally(records: Sequence[GameRecord]) -> Dict[str, object]:
-    """W/D/L from the engine's side, faults per kind and side, clock use.
+    """The tally of the engine's games (``evaluation.matches.tally`` from its side: W/D/L, score
+    and Elo with standard errors), faults per kind and side, clock use.
 
     ``budget_share``: the engine's time per move ÷ its allotment, averaged over its moves
     (``budget_share_max`` the largest); ``first_move_share``: the same for each game's
     first engine move (the largest over games, and the mean); ``engine_move_seconds`` and
     ``opponent_move_seconds``: each side's mean time a move.
     """
-    wins = sum(r.engine_score == 1.0 for r in records)
-    draws = sum(r.engine_score == 0.5 for r in records)
-    losses = len(records) - wins - draws
+    counts = matches.tally([2.0 * r.engine_score - 1.0 for r in records], [True] * len(records))
     faults = {f"{side}_{kind}": sum(r.faulty == side and r.termination == kind for r in records)
               for side in ("engine", "opponent") for kind in FAULTS}
     terminations: Dict[str, int] = {}
@@ -289,8 +289,7 @@ def tally(records: Sequence[GameRecord]) -> Dict[str, object]:
     spent = [seconds for r in records for seconds, _ in r.engine_moves]
     opponent = [seconds for r in records for seconds in r.opponent_seconds]
     nan = float("nan")
-    return dict(games=len(records), wins=wins, draws=draws, losses=losses,
-                score=(wins + draws / 2) / len(records) if records else nan, **faults,
+    return dict(counts, **faults,
                 terminations=terminations,
                 engine_min_clock=min((r.engine_min_clock for r in records), default=nan),
                 mean_plies=sum(r.plies for r in records) / max(len(records), 1),

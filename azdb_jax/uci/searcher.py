@@ -260,7 +260,6 @@ class TeamSearcher:
         player's answer; the trees stay as they are (the search can go on)."""
         tree = self._trees[self._current]
         out = jax.device_get(self._programs[self._current].answers(tree))
-        n = self.num_players
         board = self._searched
         moves = [self._game.action_to_uci(int(a), board) for a in out.player_actions]
         values = [float(v) for v in out.player_values]
