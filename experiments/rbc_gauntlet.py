@@ -29,6 +29,9 @@ _SECONDS_PER_PLAYER = flags.DEFINE_float("seconds_per_player", 900.0, "Each side
                                          "reconchess adds 5 s per turn).")
 _MAX_BOARDS = flags.DEFINE_integer("max_boards", tracking.DEFAULT_MAX_BOARDS, "Cap on the tracked possible boards "
                                    "(0: no cap).", lower_bound=0)
+_MAX_BOARDS_BEFORE_SENSE = flags.DEFINE_integer(
+    "max_boards_before_sense", 0, "Cap between the opponent's move and the sense (0: "
+    f"{tracking.BEFORE_SENSE_FACTOR} x --max_boards).", lower_bound=0)
 _SENSE_SAMPLES = flags.DEFINE_integer("sense_samples", 5000, "Boards the sense choice reads at most.", lower_bound=1)
 _MAX_TURNS = flags.DEFINE_integer("max_turns", None, "Full turns after which a game is a draw (default: none).",
                                   lower_bound=1)
@@ -42,6 +45,7 @@ def main(argv):
 
     def make_player(seed: int) -> player_lib.TrackingPlayer:
         return player_lib.TrackingPlayer(seconds_per_move=_SECONDS_PER_MOVE.value, max_boards=_MAX_BOARDS.value or None,
+                                         max_boards_before_sense=_MAX_BOARDS_BEFORE_SENSE.value or None,
                                          sense_samples=_SENSE_SAMPLES.value, seed=seed)
 
     def progress(index, record):

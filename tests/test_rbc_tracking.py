@@ -129,16 +129,26 @@ def test_an_opponent_capture_keeps_the_moves_that_capture_there():
     assert all(b.piece_at(chess.D4).color == chess.BLACK for b in tracker.boards)
 
 
-def test_the_cap_samples_down_and_counts():
-    tracker = _after_black_reply()
-    small = tracking.PossibleStates(chess.Board(), chess.WHITE, max_boards=5, seed=1)
-    small.opponent_moved(None)
-    small.sensed([])
+def _first_reply(**kwargs):
+    tracker = tracking.PossibleStates(chess.Board(), chess.WHITE, seed=1, **kwargs)
+    tracker.opponent_moved(None)
+    tracker.sensed([])
     e4 = chess.Move.from_uci("e2e4")
-    small.moved(e4, e4, None)
-    small.opponent_moved(None)
+    tracker.moved(e4, e4, None)
+    tracker.opponent_moved(None)
+    return tracker
+
+
+def test_the_cap_samples_down_and_counts():
+    exact = _after_black_reply()
+    # Before the sense the set may hold 5 x 5 boards: the 21 replies stay, the sense caps them.
+    small = _first_reply(max_boards=5)
+    assert len(small) == 21 and small.stats.cap_hits == 0 and small.exact
+    small.sensed([])
     assert len(small) == 5 and small.stats.cap_hits == 1 and small.stats.boards_dropped == 16
-    assert not small.exact and all(b in tracker for b in small.boards)
+    assert not small.exact and all(b in exact for b in small.boards)
+    tight = _first_reply(max_boards=5, max_boards_before_sense=4)
+    assert len(tight) == 4 and tight.stats.cap_hits == 1 and tight.stats.boards_dropped == 17
 
 
 def test_a_contradiction_rebuilds_the_set_leniently():

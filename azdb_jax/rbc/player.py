@@ -76,16 +76,16 @@ def move_values(boards: Sequence[chess.Board], moves: Sequence[Optional[chess.Mo
 
 def king_captures(boards: Sequence[chess.Board], moves: Sequence[chess.Move]) -> Dict[chess.Move, int]:
     """For each requested move that captures the opponent's king on some board, on how many."""
+    by_target: Dict[int, List[chess.Move]] = {}
+    for move in moves:
+        by_target.setdefault(move.to_square, []).append(move)
     counts: Dict[chess.Move, int] = {}
     for board in boards:
         king = board.king(not board.turn)
-        if king is None:
-            continue
-        for move in moves:
-            if move.to_square == king:
-                taken = rules.taken_move(board, move)
-                if taken is not None and taken.to_square == king:
-                    counts[move] = counts.get(move, 0) + 1
+        for move in by_target.get(king, ()) if king is not None else ():
+            taken = rules.taken_move(board, move)
+            if taken is not None and taken.to_square == king:
+                counts[move] = counts.get(move, 0) + 1
     return counts
 
 
@@ -95,13 +95,15 @@ class TrackingPlayer(reconchess.Player):
     Args:
       seconds_per_move: time budget for scoring moves (at most 1/30 of the clock left).
       max_boards: the tracker's cap on possible boards (None: no cap).
+      max_boards_before_sense: its cap between the opponent's move and the sense (None:
+        ``tracking.BEFORE_SENSE_FACTOR`` times ``max_boards``).
       sense_samples: boards the sense choice reads at most (a uniform sample of the set).
       seed: seed of the sampling (senses, moves, the tracker's cap).
       weights: the classical evaluation's weights.
     """
 
     def __init__(self, *, seconds_per_move: float = 0.5, max_boards: Optional[int] = tracking.DEFAULT_MAX_BOARDS,
-                 sense_samples: int = 5000, seed: int = 0,
+                 max_boards_before_sense: Optional[int] = None, sense_samples: int = 5000, seed: int = 0,
                  weights: evaluation.EvalWeights = evaluation.DEFAULT_WEIGHTS):
         if seconds_per_move <= 0:
             raise ValueError(f"seconds_per_move must be > 0, got {seconds_per_move}")
@@ -109,6 +111,7 @@ class TrackingPlayer(reconchess.Player):
             raise ValueError(f"sense_samples must be >= 1, got {sense_samples}")
         self.seconds_per_move = seconds_per_move
         self.max_boards = max_boards
+        self.max_boards_before_sense = max_boards_before_sense
         self.sense_samples = sense_samples
         self.weights = weights
         self._seed = seed
@@ -124,6 +127,7 @@ class TrackingPlayer(reconchess.Player):
     def handle_game_start(self, color: bool, board: chess.Board, opponent_name: str) -> None:
         self.color = color
         self.tracker = tracking.PossibleStates(board, color, max_boards=self.max_boards,
+                                               max_boards_before_sense=self.max_boards_before_sense,
                                                seed=int(self.rng.integers(2 ** 31)))
         self.boards_scored, self.king_capture_tries, self.result = [], 0, None
 

@@ -18,7 +18,10 @@ revised to the taken move with the reported capture, and plays it.
 
 Without a cap the set always holds the true board. A cap (``max_boards``, the paper's
 practical limit) samples the set down uniformly when it grows past it; the true board
-may then be lost, and a later observation may leave no board. The set is then rebuilt
+may then be lost. Right after the opponent's move the set may grow to a larger cap
+(``max_boards_before_sense``, 5x by default) because the sense that always follows
+usually prunes most of it, and sampling before it would lose the truth for nothing. Once
+the truth is lost, and a later observation may leave no board. The set is then rebuilt
 leniently instead of failing: the boards of the set before that observation that
 disagree least with it are made to agree (sensed squares set to what was seen, the taken
 move forced through, a capturing opponent piece moved onto the capture square). Both
@@ -34,9 +37,10 @@ import numpy as np
 
 from azdb_jax.rbc import rules
 
-__all__ = ["TrackerStats", "PossibleStates", "DEFAULT_MAX_BOARDS"]
+__all__ = ["TrackerStats", "PossibleStates", "DEFAULT_MAX_BOARDS", "BEFORE_SENSE_FACTOR"]
 
 DEFAULT_MAX_BOARDS = 20_000
+BEFORE_SENSE_FACTOR = 5
 SenseResult = Sequence[Tuple[int, Optional[chess.Piece]]]
 
 
@@ -47,7 +51,7 @@ class TrackerStats:
     sizes_after_opponent_move: List[int] = dataclasses.field(default_factory=list)
     sizes_after_sense: List[int] = dataclasses.field(default_factory=list)
     sizes_after_own_move: List[int] = dataclasses.field(default_factory=list)
-    cap_hits: int = 0  # updates where the set was sampled down to max_boards
+    cap_hits: int = 0  # updates where the set was sampled down to its cap
     boards_dropped: int = 0  # boards removed by that sampling, summed
     rebuilds: Dict[str, int] = dataclasses.field(default_factory=dict)  # kind of observation -> count
     seconds: float = 0.0  # time spent updating
@@ -71,16 +75,22 @@ class PossibleStates:
       board: the game's starting board (White to move).
       color: the tracking player's colour.
       max_boards: the cap on the set's size (sampled down past it); None for no cap.
+      max_boards_before_sense: the cap between the opponent's move and the sense; None:
+        ``BEFORE_SENSE_FACTOR * max_boards``.
       seed: seed of the sampling at the cap.
     """
 
     def __init__(self, board: chess.Board, color: bool, *, max_boards: Optional[int] = DEFAULT_MAX_BOARDS,
-                 seed: int = 0):
+                 max_boards_before_sense: Optional[int] = None, seed: int = 0):
         if max_boards is not None and max_boards < 1:
             raise ValueError(f"max_boards must be >= 1 or None, got {max_boards}")
+        if max_boards_before_sense is not None and max_boards_before_sense < 1:
+            raise ValueError(f"max_boards_before_sense must be >= 1 or None, got {max_boards_before_sense}")
         start = board.copy(stack=False)
         self.color = color
         self.max_boards = max_boards
+        self.max_boards_before_sense = max_boards_before_sense or (
+            None if max_boards is None else BEFORE_SENSE_FACTOR * max_boards)
         self.stats = TrackerStats()
         self.exact = True  # False once the cap or a rebuild may have dropped the true board
         self._rng = np.random.default_rng(seed)
@@ -117,15 +127,15 @@ class PossibleStates:
             return boards
         return [boards[i] for i in rng.choice(len(boards), size=count, replace=False)]
 
-    def _replace(self, boards: Sequence[chess.Board], record: List[int]) -> None:
+    def _replace(self, boards: Sequence[chess.Board], record: List[int], cap: Optional[int]) -> None:
         fresh: Dict[rules.BoardKey, chess.Board] = {}
         for board in boards:
             fresh.setdefault(rules.board_key(board), board)
-        if self.max_boards is not None and len(fresh) > self.max_boards:
+        if cap is not None and len(fresh) > cap:
             keys = list(fresh)
-            keep = self._rng.choice(len(keys), size=self.max_boards, replace=False)
+            keep = self._rng.choice(len(keys), size=cap, replace=False)
             self.stats.cap_hits += 1
-            self.stats.boards_dropped += len(keys) - self.max_boards
+            self.stats.boards_dropped += len(keys) - cap
             self.exact = False
             fresh = {keys[i]: fresh[keys[i]] for i in sorted(keep)}
         self._boards = fresh
@@ -157,7 +167,7 @@ class PossibleStates:
         if not children:
             self._rebuilt("opponent_capture")
             children = [_forced_capture(board, capture) for board in parents]
-        self._replace(children, self.stats.sizes_after_opponent_move)
+        self._replace(children, self.stats.sizes_after_opponent_move, self.max_boards_before_sense)
         self.stats.seconds += time.perf_counter() - start
 
     def sensed(self, result: SenseResult) -> None:
@@ -170,7 +180,7 @@ class PossibleStates:
             mismatches = [sum(board.piece_at(s) != p for s, p in result) for board in parents]
             fewest = min(mismatches)
             kept = [_forced_sense(board, result) for board, m in zip(parents, mismatches) if m == fewest]
-        self._replace(kept, self.stats.sizes_after_sense)
+        self._replace(kept, self.stats.sizes_after_sense, self.max_boards)
         self.stats.seconds += time.perf_counter() - start
 
     def moved(self, requested: Optional[chess.Move], taken: Optional[chess.Move], capture: Optional[int]) -> None:
@@ -185,7 +195,7 @@ class PossibleStates:
         if not children:
             self._rebuilt("own_move")
             children = [_forced_move(board, taken, capture) for board in parents]
-        self._replace(children, self.stats.sizes_after_own_move)
+        self._replace(children, self.stats.sizes_after_own_move, self.max_boards)
         self.stats.seconds += time.perf_counter() - start
 
 
