@@ -6,6 +6,7 @@
   promotions;
 - ``taken_move`` / ``capture_square`` give what ``reconchess.LocalGame.move`` plays and
   reports, on hand-written cases whose expected results are written out here;
+- ``touched_squares`` covers every square a move changes (the lazy tracking relies on it);
 - the sense window is ``LocalGame.sense``'s.
 """
 
@@ -55,6 +56,14 @@ def test_taken_moves_is_the_brute_force_over_move_actions():
         fast = rules.taken_moves(board)
         assert len(fast) == len(set(fast)), board.fen()
         assert set(fast) == _brute_force(board), board.fen()
+
+
+def test_touched_squares_cover_every_square_a_move_changes():
+    for board in _random_positions(num_games=6) + [chess.Board(fen) for fen in HAND_BUILT]:
+        for move in rules.taken_moves(board):
+            child = rules.play(board, move)
+            changed = {s for s in chess.SQUARES if board.piece_at(s) != child.piece_at(s)}
+            assert changed <= set(chess.SquareSet(rules.touched_squares(board, move))), (board.fen(), move)
 
 
 def test_castling_through_check_is_a_taken_move_and_a_blocked_castle_is_not():

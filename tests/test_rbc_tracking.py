@@ -7,17 +7,21 @@
   (python-chess's 20 legal moves and the pass); a sense of the untouched d7 window keeps
   the 14 replies that leave it alone; a sense showing Nf6 keeps one; own-move results
   (a slide stopped by a capture, a blocked push) keep the boards that explain them;
+- the opponent's move is played lazily (only the boards a sense can keep are made): the
+  set after the sense, membership and sizes are those of playing it on every board first;
 - a cap samples the set down and a contradiction rebuilds it, both counted, never empty.
 """
 
+import copy
 import random
 
 import chess
+import numpy as np
 import pytest
 from reconchess.bots.attacker_bot import AttackerBot
 from reconchess.bots.random_bot import RandomBot
 
-from azdb_jax.rbc import gauntlet, rules, tracking
+from azdb_jax.rbc import gauntlet, rules, sensing, tracking
 from azdb_jax.rbc.player import TrackingPlayer
 
 
@@ -175,3 +179,45 @@ def test_tiny_caps_play_whole_games_without_failing(max_boards):
         assert record.truth_checks > 0 and stats.cap_hits > 0
         assert min(stats.sizes_after_sense + stats.sizes_after_own_move) >= 1
         assert record.tracker["rebuilds"] == sum(stats.rebuilds.values())
+
+
+def _keys(tracker):
+    return {rules.board_key(b) for b in tracker.boards}
+
+
+def test_the_lazy_opponent_move_gives_the_eager_sets():
+    rng = random.Random(7)
+    choice_rng = np.random.default_rng(7)
+    truth = chess.Board()
+    tracker = tracking.PossibleStates(chess.Board(), chess.WHITE, max_boards=None)
+    tracker.opponent_moved(None)  # White's first turn: nothing to play
+    compared = 0
+    for _ in range(8):
+        square = sensing.choose_sense(tracker.sample(2000, choice_rng), choice_rng)
+        tracker.sensed([(s, truth.piece_at(s)) for s in rules.sense_window(square)])
+        requested = rng.choice(rules.move_actions(truth))
+        taken = rules.taken_move(truth, requested)
+        tracker.moved(requested, taken, rules.capture_square(truth, taken))
+        truth = rules.play(truth, taken)
+        if truth.king(chess.BLACK) is None:
+            break
+        reply = rng.choice(rules.taken_moves(truth))
+        capture = rules.capture_square(truth, reply)
+        others = [rules.play(truth, m) for m in rules.taken_moves(truth)]  # other replies: possible or not
+        truth = rules.play(truth, reply)
+        if truth.king(chess.WHITE) is None:
+            break
+        tracker.opponent_moved(capture)
+        eager = copy.deepcopy(tracker)
+        assert len(eager) == len(_keys(eager))  # plays the pending move on every board
+        assert [b in tracker for b in [truth] + others] == [b in eager for b in [truth] + others]
+        assert truth in tracker
+        for square in rng.sample(range(64), 4):
+            result = [(s, truth.piece_at(s)) for s in rules.sense_window(square)]
+            lazy, full = copy.deepcopy(tracker), copy.deepcopy(eager)
+            lazy.sensed(result)
+            full.sensed(result)
+            assert _keys(lazy) == _keys(full) and truth in lazy
+            assert lazy.stats.sizes_after_opponent_move == full.stats.sizes_after_opponent_move
+            compared += 1
+    assert compared >= 12

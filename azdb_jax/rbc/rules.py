@@ -35,8 +35,9 @@ try:
 except ImportError as e:  # an extra, not a core dependency
     raise ImportError(f"azdb_jax.rbc needs reconchess: pip install -e '.[rbc]' ({e})") from e
 
-__all__ = ["BoardKey", "board_key", "taken_move", "is_castle", "capture_square", "taken_moves", "play", "sense_window",
-           "sense_matches", "move_actions", "INTERIOR_SQUARES", "piece_bitboards", "unpack_bitboards"]
+__all__ = ["BoardKey", "board_key", "taken_move", "is_castle", "capture_square", "taken_moves", "touched_squares",
+           "play", "sense_window", "sense_matches", "move_actions", "INTERIOR_SQUARES", "piece_bitboards",
+           "unpack_bitboards"]
 
 # A board's identity for tracking: pieces, side to move, castling rights and the en-passant
 # square only when a pawn could take there (python-chess remembers it after every double
@@ -105,6 +106,23 @@ def taken_moves(board: chess.Board) -> List[Optional[chess.Move]]:
             moves.append(move)
     moves.extend(_castles(board))
     return moves
+
+
+def touched_squares(board: chess.Board, move: Optional[chess.Move]) -> int:
+    """A superset of the squares whose piece ``move`` changes (a bitboard; 0 for a pass):
+    its from and to squares, a king's rook squares (a, d, f, h of its rank) and the squares
+    beside an en-passant target."""
+    if move is None:
+        return 0
+    touched = chess.BB_SQUARES[move.from_square] | chess.BB_SQUARES[move.to_square]
+    if board.kings & chess.BB_SQUARES[move.from_square]:
+        rank = chess.square_rank(move.from_square)
+        touched |= sum(chess.BB_SQUARES[chess.square(f, rank)] for f in (0, 3, 5, 7))
+    elif board.pawns & chess.BB_SQUARES[move.from_square] and move.to_square == board.ep_square:
+        for square in (move.to_square - 8, move.to_square + 8):
+            if 0 <= square < 64:
+                touched |= chess.BB_SQUARES[square]
+    return touched
 
 
 def play(board: chess.Board, move: Optional[chess.Move]) -> chess.Board:

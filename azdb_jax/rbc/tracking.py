@@ -16,16 +16,20 @@ board is replaced by its children under every move the opponent can end up playi
 show the sensed pieces; an own move keeps the boards on which the requested move is
 revised to the taken move with the reported capture, and plays it.
 
+The opponent's move multiplies the set by some 30 and the sense that always follows
+divides it again, so the children are made lazily: ``opponent_moved`` only records the
+move, and ``sensed`` makes the children that can show the sensed window (a move changes
+only the squares ``rules.touched_squares`` names). ``boards``, ``len``, ``in`` and
+``sample`` answer in between (the first two by making every child).
+
 Without a cap the set always holds the true board. A cap (``max_boards``, the paper's
-practical limit) samples the set down uniformly when it grows past it; the true board
-may then be lost. Right after the opponent's move the set may grow to a larger cap
-(``max_boards_before_sense``, 5x by default) because the sense that always follows
-usually prunes most of it, and sampling before it would lose the truth for nothing. Once
-the truth is lost, and a later observation may leave no board. The set is then rebuilt
-leniently instead of failing: the boards of the set before that observation that
-disagree least with it are made to agree (sensed squares set to what was seen, the taken
-move forced through, a capturing opponent piece moved onto the capture square). Both
-events are counted in ``stats`` and ``exact`` turns False.
+practical limit) samples the set down uniformly when it grows past it, and a larger one
+(``max_boards_before_sense``, 5x by default) applies when the children are all made
+before the sense; the true board may then be lost, and a later observation may leave no
+board. The set is then rebuilt leniently instead of failing: the boards of the set
+before that observation that disagree least with it are made to agree (sensed squares
+set to what was seen, the taken move forced through, a capturing opponent piece moved
+onto the capture square). Both events are counted in ``stats`` and ``exact`` turns False.
 """
 
 import dataclasses
@@ -48,6 +52,7 @@ SenseResult = Sequence[Tuple[int, Optional[chess.Piece]]]
 class TrackerStats:
     """What the tracker did over a game (sizes are the set's size after each update)."""
 
+    # (board, opponent move) pairs that agree with the capture report: distinct boards <= this
     sizes_after_opponent_move: List[int] = dataclasses.field(default_factory=list)
     sizes_after_sense: List[int] = dataclasses.field(default_factory=list)
     sizes_after_own_move: List[int] = dataclasses.field(default_factory=list)
@@ -95,6 +100,8 @@ class PossibleStates:
         self.exact = True  # False once the cap or a rebuild may have dropped the true board
         self._rng = np.random.default_rng(seed)
         self._boards: Dict[rules.BoardKey, chess.Board] = {rules.board_key(start): start}
+        # (parents, capture square): the opponent has moved and its move is not yet played
+        self._pending: Optional[Tuple[List[chess.Board], Optional[int]]] = None
 
     @classmethod
     def from_boards(cls, boards: Sequence[chess.Board], color: bool, **kwargs) -> "PossibleStates":
@@ -103,7 +110,7 @@ class PossibleStates:
         if not boards:
             raise ValueError("from_boards needs at least one board")
         tracker = cls(boards[0], color, **kwargs)
-        tracker._boards = {}
+        tracker._boards, tracker._pending = {}, None
         for board in boards:
             tracker._boards.setdefault(rules.board_key(board), board.copy(stack=False))
         return tracker
@@ -112,22 +119,49 @@ class PossibleStates:
 
     @property
     def boards(self) -> List[chess.Board]:
+        """The possible boards (expanding the opponent's move first if it is pending)."""
+        self._materialize()
         return list(self._boards.values())
 
     def __len__(self) -> int:
+        self._materialize()
         return len(self._boards)
 
     def __contains__(self, board: chess.Board) -> bool:
-        return rules.board_key(board) in self._boards
+        if self._pending is None:
+            return rules.board_key(board) in self._boards
+        parents, capture = self._pending
+        key = rules.board_key(board)
+        for parent in parents:  # only moves from a square where the parent and the board differ
+            differ = _differing(parent, board)
+            if chess.popcount(differ) > 4:
+                continue
+            for move in _moves(parent, capture):
+                if (move is None and not differ) or (move is not None and differ & chess.BB_SQUARES[move.from_square]):
+                    if rules.board_key(rules.play(parent, move)) == key:
+                        return True
+        return False
 
     def sample(self, count: int, rng: np.random.Generator) -> List[chess.Board]:
-        """Up to ``count`` distinct boards drawn uniformly from the set."""
-        boards = self.boards
+        """Up to ``count`` distinct boards drawn uniformly from the set (while the opponent's
+        move is pending: the children of randomly drawn parents, each parent's all or none)."""
+        if self._pending is None:
+            boards = list(self._boards.values())
+        else:
+            parents, capture = self._pending
+            found: Dict[rules.BoardKey, chess.Board] = {}
+            for index in rng.permutation(len(parents)):
+                for move in _moves(parents[index], capture):
+                    child = rules.play(parents[index], move)
+                    found.setdefault(rules.board_key(child), child)
+                if len(found) >= count:
+                    break
+            boards = list(found.values())
         if len(boards) <= count:
             return boards
         return [boards[i] for i in rng.choice(len(boards), size=count, replace=False)]
 
-    def _replace(self, boards: Sequence[chess.Board], record: List[int], cap: Optional[int]) -> None:
+    def _replace(self, boards: Sequence[chess.Board], record: Optional[List[int]], cap: Optional[int]) -> None:
         fresh: Dict[rules.BoardKey, chess.Board] = {}
         for board in boards:
             fresh.setdefault(rules.board_key(board), board)
@@ -139,7 +173,18 @@ class PossibleStates:
             self.exact = False
             fresh = {keys[i]: fresh[keys[i]] for i in sorted(keep)}
         self._boards = fresh
-        record.append(len(fresh))
+        if record is not None:
+            record.append(len(fresh))
+
+    def _materialize(self) -> None:
+        """Plays the pending opponent move on every board (capped at ``max_boards_before_sense``)."""
+        if self._pending is None:
+            return
+        parents, capture = self._pending
+        self._pending = None
+        children = [rules.play(board, move) for board in parents for move in _moves(board, capture)]
+        self.stats.sizes_after_opponent_move.append(len(children))
+        self._replace(children, None, self.max_boards_before_sense)
 
     def _rebuilt(self, kind: str) -> None:
         self.stats.rebuilds[kind] = self.stats.rebuilds.get(kind, 0) + 1
@@ -150,38 +195,66 @@ class PossibleStates:
     def opponent_moved(self, capture: Optional[int]) -> None:
         """The opponent has moved; ``capture`` is where it captured one of our pieces, or None.
 
-        Called on White's first turn too (reconchess reports "no capture" before it): when
-        the set's boards have us to move there was no opponent move, and nothing changes."""
+        The boards after its move are not made yet: the sense that follows keeps only few
+        of them, and ``sensed`` makes just those (``boards``, ``len`` and ``sample`` work
+        in between). Called on White's first turn too (reconchess reports "no capture"
+        before it): when the set's boards have us to move there was no opponent move."""
         start = time.perf_counter()
         parents = self.boards
         if parents and parents[0].turn == self.color:
             if capture is not None:
                 self._rebuilt("capture_before_any_move")
-            self.stats.seconds += time.perf_counter() - start
-            return
-        children = []
-        for board in parents:
-            for move in rules.taken_moves(board):
-                if rules.capture_square(board, move) == capture:
-                    children.append(rules.play(board, move))
-        if not children:
+        elif capture is not None and not any(any(True for _ in _moves(board, capture)) for board in parents):
             self._rebuilt("opponent_capture")
-            children = [_forced_capture(board, capture) for board in parents]
-        self._replace(children, self.stats.sizes_after_opponent_move, self.max_boards_before_sense)
+            self._replace([_forced_capture(board, capture) for board in parents],
+                          self.stats.sizes_after_opponent_move, self.max_boards_before_sense)
+        else:
+            self._pending = (parents, capture)
         self.stats.seconds += time.perf_counter() - start
 
     def sensed(self, result: SenseResult) -> None:
-        """A sense result: (square, piece or None) for each sensed square."""
+        """A sense result: (square, piece or None) for each sensed square (empty: no sense)."""
         start = time.perf_counter()
-        parents = self.boards
-        kept = [board for board in parents if rules.sense_matches(board, result)]
+        if self._pending is not None and result:
+            kept = self._sensed_children(result)
+        else:
+            kept = [board for board in self.boards if rules.sense_matches(board, result)]
         if not kept:
             self._rebuilt("sense")
-            mismatches = [sum(board.piece_at(s) != p for s, p in result) for board in parents]
+            before = self.sample(self.max_boards or 10_000, self._rng)
+            self._pending = None
+            mismatches = [sum(board.piece_at(s) != p for s, p in result) for board in before]
             fewest = min(mismatches)
-            kept = [_forced_sense(board, result) for board, m in zip(parents, mismatches) if m == fewest]
+            kept = [_forced_sense(board, result) for board, m in zip(before, mismatches) if m == fewest]
         self._replace(kept, self.stats.sizes_after_sense, self.max_boards)
         self.stats.seconds += time.perf_counter() - start
+
+    def _sensed_children(self, result: SenseResult) -> List[chess.Board]:
+        """The children of the pending opponent move that show ``result``, made only where a
+        child can: a move changes at most the squares ``rules.touched_squares`` names, so a
+        parent that differs from the sense elsewhere has no such child, and a move that
+        touches no sensed square keeps a matching parent's window as it is."""
+        parents, capture = self._pending
+        window = 0
+        for square, _ in result:
+            window |= chess.BB_SQUARES[square]
+        kept, pairs = [], 0
+        for board in parents:
+            wrong = 0
+            for square, piece in result:
+                if board.piece_at(square) != piece:
+                    wrong |= chess.BB_SQUARES[square]
+            for move in _moves(board, capture):
+                pairs += 1
+                touched = rules.touched_squares(board, move)
+                if wrong & ~touched:
+                    continue
+                child = rules.play(board, move)
+                if (not wrong and not touched & window) or rules.sense_matches(child, result):
+                    kept.append(child)
+        self.stats.sizes_after_opponent_move.append(pairs)
+        self._pending = None
+        return kept
 
     def moved(self, requested: Optional[chess.Move], taken: Optional[chess.Move], capture: Optional[int]) -> None:
         """The result of our own move: the requested move, the move taken (None: a pass) and
@@ -197,6 +270,20 @@ class PossibleStates:
             children = [_forced_move(board, taken, capture) for board in parents]
         self._replace(children, self.stats.sizes_after_own_move, self.max_boards)
         self.stats.seconds += time.perf_counter() - start
+
+
+def _moves(board: chess.Board, capture: Optional[int]):
+    """The opponent's possible moves on ``board`` (it is to move) that capture on ``capture`` (None: nothing)."""
+    for move in rules.taken_moves(board):
+        if rules.capture_square(board, move) == capture:
+            yield move
+
+
+def _differing(a: chess.Board, b: chess.Board) -> int:
+    """The squares where ``a`` and ``b`` hold different pieces (or one holds none)."""
+    return ((a.pawns ^ b.pawns) | (a.knights ^ b.knights) | (a.bishops ^ b.bishops) | (a.rooks ^ b.rooks)
+            | (a.queens ^ b.queens) | (a.kings ^ b.kings) | (a.occupied_co[chess.WHITE] ^ b.occupied_co[chess.WHITE])
+            | (a.occupied ^ b.occupied))
 
 
 # ---------------------------------------------------------------------------- lenient rebuilds
