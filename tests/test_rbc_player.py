@@ -2,8 +2,8 @@
 
 - the expected remaining set size of a sense is Σ n_k² / N on hand-counted partitions,
   and the chosen sense separates boards that differ;
-- the player captures the king when a possible board allows it, and otherwise does not
-  leave its own king capturable when a move avoids it;
+- the player captures the king when a possible board allows it, does not leave its own
+  king capturable when a move avoids it, and attacks a known king when it safely can;
 - a gauntlet writes its report and reconchess GameHistory files that load back;
 - the script refuses bad options in one line naming them, and TroutBot (Stockfish)
   plays when Stockfish is installed (skipped with the install hint otherwise).
@@ -67,6 +67,14 @@ def test_the_own_king_is_not_left_capturable():
     for board in boards:
         after = rules.play(board, rules.taken_move(board, move))
         assert not after.attackers(chess.BLACK, after.king(chess.WHITE)), move
+
+
+def test_a_safe_attack_on_a_known_king_is_preferred():
+    board = chess.Board("4k3/8/8/8/8/8/8/R6K w - - 0 1")
+    player = _player_on([board])
+    move = player.choose_move(rules.move_actions(board), 900)
+    after = rules.play(board, rules.taken_move(board, move))
+    assert after.attackers(chess.WHITE, chess.E8), move
 
 
 def test_a_gauntlet_writes_its_report_and_game_histories(tmp_path):

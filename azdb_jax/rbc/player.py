@@ -14,8 +14,11 @@ come later; docs/rbc.md):
   ``rules.taken_move``): a king capture is ``+WIN``, leaving its king capturable is
   ``−WIN``, and otherwise the classical evaluation (``azdb_jax.classical.evaluation``)
   after the opponent's best capture or no capture (a one-ply quiescence for the
-  opponent, who in truth sees less). Boards are added to the sample until the move's time
-  budget (``seconds_per_move``, at most 1/30 of the clock left) runs out.
+  opponent, who in truth sees less), plus ``check_bonus`` when it does not capture and
+  our pieces then attack its king: RBC reports no check, so an attacked king is often
+  captured next turn (without the bonus the player shuffled against opponents that
+  stopped moving, and drew on the 100-ply rule). Boards are added to the sample until the
+  move's time budget (``seconds_per_move``, at most 1/30 of the clock left) runs out.
 """
 
 import time
@@ -28,9 +31,10 @@ import reconchess
 from azdb_jax.classical import evaluation
 from azdb_jax.rbc import rules, sensing, tracking
 
-__all__ = ["TrackingPlayer", "WIN", "move_values"]
+__all__ = ["TrackingPlayer", "WIN", "DEFAULT_CHECK_BONUS", "move_values", "king_captures"]
 
 WIN = 100_000  # a king capture, far above any evaluation (|eval| <= evaluation.EVAL_LIMIT)
+DEFAULT_CHECK_BONUS = 300.0  # a minor piece's worth: an unseen attack on the king often wins the game
 
 
 def _value(board: chess.Board, color: bool, weights: evaluation.EvalWeights) -> float:
@@ -39,13 +43,16 @@ def _value(board: chess.Board, color: bool, weights: evaluation.EvalWeights) -> 
     return total if color == chess.WHITE else -total
 
 
-def _after_reply(board: chess.Board, color: bool, weights: evaluation.EvalWeights) -> float:
+def _after_reply(board: chess.Board, color: bool, weights: evaluation.EvalWeights, check_bonus: float) -> float:
     """``board`` with the opponent to move: −WIN if it can take our king, else the least of the
-    value standing pat and after each of its captures (a capture of a king-less board ends there)."""
+    value standing pat (with ``check_bonus`` if we attack its king) and after each of its captures."""
     king = board.king(color)
     if king is None or board.attackers(not color, king):
         return -WIN
     best = _value(board, color, weights)
+    their_king = board.king(not color)
+    if their_king is not None and board.attackers(color, their_king):
+        best += check_bonus
     for move in board.generate_pseudo_legal_captures():
         child = rules.play(board, move)
         best = min(best, _value(child, color, weights))
@@ -53,7 +60,7 @@ def _after_reply(board: chess.Board, color: bool, weights: evaluation.EvalWeight
 
 
 def move_values(boards: Sequence[chess.Board], moves: Sequence[Optional[chess.Move]], color: bool,
-                weights: evaluation.EvalWeights = evaluation.DEFAULT_WEIGHTS,
+                weights: evaluation.EvalWeights = evaluation.DEFAULT_WEIGHTS, check_bonus: float = 0.0,
                 deadline: Optional[float] = None) -> Tuple[np.ndarray, int]:
     """``[len(moves)]`` mean values of requesting each move over ``boards`` (module docstring),
     and the number of boards used: boards are scored one at a time (every move on each)
@@ -67,7 +74,7 @@ def move_values(boards: Sequence[chess.Board], moves: Sequence[Optional[chess.Mo
             if taken is not None and taken.to_square == their_king:
                 totals[index] += WIN
             else:
-                totals[index] += _after_reply(rules.play(board, taken), color, weights)
+                totals[index] += _after_reply(rules.play(board, taken), color, weights, check_bonus)
         used += 1
         if deadline is not None and time.perf_counter() > deadline:
             break
@@ -100,11 +107,13 @@ class TrackingPlayer(reconchess.Player):
       sense_samples: boards the sense choice reads at most (a uniform sample of the set).
       seed: seed of the sampling (senses, moves, the tracker's cap).
       weights: the classical evaluation's weights.
+      check_bonus: centipawns for leaving the opponent's king attacked (module docstring).
     """
 
     def __init__(self, *, seconds_per_move: float = 0.5, max_boards: Optional[int] = tracking.DEFAULT_MAX_BOARDS,
                  max_boards_before_sense: Optional[int] = None, sense_samples: int = 5000, seed: int = 0,
-                 weights: evaluation.EvalWeights = evaluation.DEFAULT_WEIGHTS):
+                 weights: evaluation.EvalWeights = evaluation.DEFAULT_WEIGHTS,
+                 check_bonus: float = DEFAULT_CHECK_BONUS):
         if seconds_per_move <= 0:
             raise ValueError(f"seconds_per_move must be > 0, got {seconds_per_move}")
         if sense_samples < 1:
@@ -114,6 +123,7 @@ class TrackingPlayer(reconchess.Player):
         self.max_boards_before_sense = max_boards_before_sense
         self.sense_samples = sense_samples
         self.weights = weights
+        self.check_bonus = check_bonus
         self._seed = seed
         self.rng = np.random.default_rng(seed)
         self.tracker: Optional[tracking.PossibleStates] = None
@@ -154,7 +164,7 @@ class TrackingPlayer(reconchess.Player):
         # Underpromotions are dropped: a queen does what they do (RBC has no stalemate).
         moves: List[Optional[chess.Move]] = [m for m in move_actions if m.promotion in (None, chess.QUEEN)] + [None]
         order = self.rng.permutation(len(boards))
-        values, used = move_values([boards[i] for i in order], moves, self.color, self.weights,
+        values, used = move_values([boards[i] for i in order], moves, self.color, self.weights, self.check_bonus,
                                    deadline=start + budget)
         self.boards_scored.append(used)
         best = np.flatnonzero(values >= values.max() - 1e-9)
