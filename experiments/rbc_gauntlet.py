@@ -52,7 +52,8 @@ def main(argv):
         tracker = record.tracker
         print(f"game {index}: {record.player_color} {'+=-'[1 - record.result]} {record.win_reason} "
               f"after {record.turns} turns, {record.seconds:.1f} s; boards max {tracker['max_size']} mean "
-              f"{tracker['mean_size']:.0f}, cap hits {tracker['cap_hits']}, rebuilds {tracker['rebuilds']}, "
+              f"{tracker['mean_size']:.0f} (before senses: max {tracker['max_pairs_before_sense']} pairs), "
+              f"cap hits {tracker['cap_hits']}, rebuilds {tracker['rebuilds']}, "
               f"truth misses {record.truth_misses}/{record.truth_checks}", flush=True)
 
     report = gauntlet.run_gauntlet(make_player, _OPPONENT.value, _GAMES.value, seed=_SEED.value, out=out,
@@ -63,7 +64,9 @@ def main(argv):
     print(f"TrackingPlayer vs {_OPPONENT.value}: +{report['wins']} ={report['draws']} -{report['losses']} "
           f"(score {report['score']:.3f}, Elo 95% [{low:+.0f}, {high:+.0f}]"
           f"{' clipped' if report['saturated'] else ''}), {report['mean_seconds_per_game']:.1f} s per game; boards "
-          f"mean {tracker['mean_size']:.0f} max {tracker['max_size']}, cap hits {tracker['cap_hits']} "
+          f"mean {tracker['mean_size']:.0f} max {tracker['max_size']} (before senses: mean "
+          f"{tracker['mean_pairs_before_sense']:.0f} max {tracker['max_pairs_before_sense']} pairs), cap hits "
+          f"{tracker['cap_hits']} "
           f"({tracker['games_with_cap_hit']} games), rebuilds {tracker['rebuilds']}, truth misses "
           f"{tracker['truth_misses']}/{tracker['truth_checks']}")
     print(f"wrote {out / 'report.json'} and {report['games']} game histories in {out / 'games'}")

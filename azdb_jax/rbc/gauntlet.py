@@ -8,8 +8,9 @@ games with alternating colours (White in even-numbered games), seeding Python's
 ``random`` (the reconchess bots' randomness) per game, and ``summarize`` reduces them
 to W/D/L, score, Elo with a 95% interval (``azdb_jax.ratings``: ±1.96 standard errors;
 at a perfect score or a whitewash the interval of the clipped score, flagged
-``saturated``), the tracker's set sizes, caps, rebuilds and truth checks, and seconds per
-game. Each game's reconchess ``GameHistory`` is written beside the report.
+``saturated``), the tracker's set sizes (sizes: distinct boards after each sense and own
+move, averaged per game then over games; pairs: the (board, opponent move) pairs before
+each sense), caps, rebuilds and truth checks, and seconds per game. Each game's reconchess ``GameHistory`` is written beside the report.
 """
 
 import dataclasses
@@ -136,8 +137,9 @@ def summarize(records: List[GameRecord]) -> Dict[str, Any]:
         summary["tracker"] = {
             "mean_size": float(np.mean([t["mean_size"] for t in trackers])),
             "max_size": max(t["max_size"] for t in trackers),
-            "mean_size_before_sense": float(np.mean([t["mean_size_before_sense"] for t in trackers])),
             "mean_size_after_sense": float(np.mean([t["mean_size_after_sense"] for t in trackers])),
+            "mean_pairs_before_sense": float(np.mean([t["mean_pairs_before_sense"] for t in trackers])),
+            "max_pairs_before_sense": max(t["max_pairs_before_sense"] for t in trackers),
             "cap_hits": sum(t["cap_hits"] for t in trackers),
             "games_with_cap_hit": sum(t["cap_hits"] > 0 for t in trackers),
             "rebuilds": sum(t["rebuilds"] for t in trackers),

@@ -62,12 +62,15 @@ class TrackerStats:
     seconds: float = 0.0  # time spent updating
 
     def summary(self) -> Dict[str, float]:
-        sizes = self.sizes_after_opponent_move + self.sizes_after_sense + self.sizes_after_own_move
-        before_sense = self.sizes_after_opponent_move or [0]
-        return {"updates": len(sizes), "mean_size": float(np.mean(sizes)) if sizes else 0.0,
-                "max_size": max(sizes, default=0), "mean_size_before_sense": float(np.mean(before_sense)),
-                "max_size_before_sense": max(before_sense), "mean_size_after_sense": float(
+        """Set sizes (distinct boards after each sense and own move: the set the player acts
+        on; pairs before each sense), caps, rebuilds and seconds."""
+        sizes = self.sizes_after_sense + self.sizes_after_own_move
+        pairs = self.sizes_after_opponent_move
+        return {"updates": len(sizes) + len(pairs), "mean_size": float(np.mean(sizes)) if sizes else 0.0,
+                "max_size": max(sizes, default=0), "mean_size_after_sense": float(
                     np.mean(self.sizes_after_sense)) if self.sizes_after_sense else 0.0,
+                "mean_pairs_before_sense": float(np.mean(pairs)) if pairs else 0.0,
+                "max_pairs_before_sense": max(pairs, default=0),
                 "cap_hits": self.cap_hits, "boards_dropped": self.boards_dropped,
                 "rebuilds": sum(self.rebuilds.values()), "rebuilds_by_kind": dict(self.rebuilds),
                 "seconds": self.seconds}
