@@ -25,8 +25,14 @@ INSTALL_REQUIRES = [
     "matplotlib>=3.8",  # interaction-graph and occupancy heatmaps written during training
 ]
 
+# Reconnaissance Blind Chess (azdb_jax.rbc): the reconchess game and bots. An extra, not a core
+# dependency: it brings pygame, lxml and requests, which nothing else needs.
+RBC_REQUIRES = ["reconchess>=1.6.9,<1.7"]
+
 EXTRAS_REQUIRE = {
-    "test": ["pytest>=8.0", "pytest-xdist>=3.5", "scipy>=1.11", "nbclient>=0.9", "nbformat>=5.9", "ipykernel>=6.25"],
+    "test": ["pytest>=8.0", "pytest-xdist>=3.5", "scipy>=1.11", "nbclient>=0.9", "nbformat>=5.9", "ipykernel>=6.25"]
+    + RBC_REQUIRES,
+    "rbc": RBC_REQUIRES,
     "notebooks": ["jupyter>=1.0", "nbformat>=5.9"],
 }
 

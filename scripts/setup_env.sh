@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates ./.venv and installs azdb_jax with its test extras into it (idempotent:
 # re-installs only when setup.py changed). Needs only python3 (>= 3.10) with venv.
+# The test extras include the rbc extra (reconchess) that azdb_jax.rbc and its tests need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
