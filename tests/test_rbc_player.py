@@ -19,7 +19,6 @@ import chess
 import numpy as np
 import pytest
 import reconchess
-from reconchess.bots.random_bot import RandomBot
 
 from azdb_jax.rbc import gauntlet, rules, sensing, tracking
 from azdb_jax.rbc.player import TrackingPlayer

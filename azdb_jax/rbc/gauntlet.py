@@ -6,7 +6,7 @@ with a ``tracker`` (``tracking.PossibleStates``), checks after each of its obser
 whether the game's true board is among the tracked boards. ``run_gauntlet`` plays N
 games with alternating colours (White in even-numbered games), seeding Python's
 ``random`` (the reconchess bots' randomness) per game, and ``summarize`` reduces them
-to W/D/L, score, Elo with a 95% interval (``azdb_jax.ratings``: ±1.96 standard errors;
+to W/D/L, score, Elo with a 95% interval (``evaluation.matches.tally``: ±1.96 standard errors;
 at a perfect score or a whitewash the interval of the clipped score, flagged
 ``saturated``), the tracker's set sizes (sizes: distinct boards after each sense and own
 move, averaged per game then over games; pairs: the (board, opponent move) pairs before
@@ -25,7 +25,8 @@ import chess
 import numpy as np
 import reconchess
 
-from azdb_jax import files, ratings
+from azdb_jax import files
+from azdb_jax.evaluation import matches
 
 __all__ = ["OPPONENTS", "check_opponent", "make_opponent", "GameRecord", "play_game", "run_gauntlet", "summarize"]
 
@@ -117,16 +118,14 @@ def _finite(x: float) -> Optional[float]:
 
 def summarize(records: List[GameRecord]) -> Dict[str, Any]:
     """W/D/L, score, Elo ± 95%, tracker aggregates and seconds per game (module docstring)."""
-    results = [r.result for r in records]
-    wins, draws, losses = results.count(1), results.count(0), results.count(-1)
-    exact = ratings.elo_difference(wins, draws, losses)
-    saturated = not np.isfinite(exact.elo)
-    shown = ratings.elo_difference(wins, draws, losses, saturated="clip") if saturated else exact
-    elo, half = float(shown.elo), 1.96 * float(shown.stderr)
+    tally = matches.tally([r.result for r in records], [True] * len(records))  # the library's one tally
+    saturated = not np.isfinite(tally["elo"])
+    elo, half = tally["elo_clipped"], 1.96 * tally["elo_clipped_stderr"]  # finite bound at a whitewash
     trackers = [r.tracker for r in records if r.tracker]
-    summary = {"games": len(records), "wins": wins, "draws": draws, "losses": losses,
-               "score": (wins + draws / 2) / len(records) if records else None,
-               "elo": _finite(exact.elo), "elo_95": [elo - half, elo + half] if records else None,
+    summary = {"games": len(records), "wins": tally["wins"], "draws": tally["draws"], "losses": tally["losses"],
+               "score": tally["score"] if records else None,
+               "score_stderr": _finite(tally["score_stderr"]),
+               "elo": _finite(tally["elo"]), "elo_95": [elo - half, elo + half] if records else None,
                "saturated": bool(saturated), "mean_seconds_per_game": float(np.mean([r.seconds for r in records]))
                if records else None, "mean_turns": float(np.mean([r.turns for r in records])) if records else None,
                "win_reasons": {k: sum(r.win_reason == k for r in records) for k in sorted(

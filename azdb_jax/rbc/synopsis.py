@@ -126,7 +126,7 @@ def _castle_targets(board: chess.Board, color: bool) -> int:
 
 def board_features(board: chess.Board, color: bool) -> Dict[str, int]:
     """The per-board features ``f_j`` (bitboards) that the synopsis combines over a set."""
-    own, theirs = board.occupied_co[color], board.occupied_co[not color]
+    theirs = board.occupied_co[not color]
     features = {"not_opposing": _ALL & ~theirs, "empty": _ALL & ~board.occupied}
     for kind, name in zip(_KINDS, _KIND_NAMES):
         features[f"opposing_{name}"] = board.pieces_mask(kind, not color)
