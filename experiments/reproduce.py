@@ -15,6 +15,7 @@ library version and the seconds each part took. Then open a notebook of ``colabs
 ``RESULTS = "DIR"``.
 """
 
+import dataclasses
 import pathlib
 import time
 from typing import List
@@ -38,6 +39,10 @@ _JOBS = flags.DEFINE_integer("jobs", 1, "Runs trained at once, each in its own p
                              lower_bound=1)
 _GROUPS = flags.DEFINE_list("groups", [], "Evaluate only these figure groups (default all).")
 _FORCE = flags.DEFINE_bool("force", False, "Re-evaluate groups whose report exists.")
+_MATCH_GAMES = flags.DEFINE_integer(
+    "match_games", None, "Games per agent and pairing in the matches and sweep groups (default: the scale's "
+    "eval.match_games); with --stages=eval only, since training does not read it. The report records the "
+    "games played.", lower_bound=1)
 
 
 def main(argv: List[str]) -> None:
@@ -49,7 +54,12 @@ def main(argv: List[str]) -> None:
         if stage not in ("train", "eval"):
             raise ValueError(f"--stages: unknown stage {stage!r} (train, eval)")
     out = pathlib.Path(_OUT.value or f"results/{_SCALE.value}")
-    results = reproduction.Results(out, _SCALE.value)
+    scale = reproduction.SCALES[_SCALE.value]
+    if _MATCH_GAMES.value is not None:
+        if "train" in _STAGES.value:
+            raise ValueError("--match_games: an evaluation size; pass it with --stages=eval")
+        scale = dataclasses.replace(scale, eval=dataclasses.replace(scale.eval, match_games=_MATCH_GAMES.value))
+    results = reproduction.Results(out, scale)
     allowed = reproduction.scale_groups(results.scale)
     groups = _GROUPS.value or list(allowed)
     for group in groups:
