@@ -6,6 +6,8 @@ import json
 import pathlib
 import re
 import shutil
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -134,6 +136,16 @@ def test_results_folder_manifest_reports_and_figures(tmp_path):
     (tmp_path / "manifest.json").write_text("{not json")
     with pytest.raises(reproduction.ResultsError, match="not valid JSON"):
         reproduction.Results(tmp_path)
+
+
+def test_match_games_is_an_evaluation_size_only(tmp_path):
+    script = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "reproduce.py"
+    for args, message in ((["--stages=train,eval", "--match_games=8"], "--match_games: an evaluation size"),
+                          (["--stages=eval", "--match_games=0"], "--match_games=0: 0 is not a positive integer")):
+        done = subprocess.run([sys.executable, str(script), "--scale=ci", f"--out={tmp_path}", *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0 and message in done.stderr, done.stderr
+    assert not (tmp_path / "manifest.json").exists()  # refused before anything is written
 
 
 def test_trained_ci_folder_records_every_run(ci_results):
