@@ -48,6 +48,14 @@ def main(argv: List[str]) -> None:
     print(f"{results.scale.name}: reports {', '.join(sorted(reports))}"
           + (f" (matches from {_MATCHES.value})" if _MATCHES.value else ""))
     print(claims.markdown(rows))
+    from azdb_jax.reproduction import sweep  # pylint: disable=g-import-not-at-top
+
+    metrics = ("plies_per_game", "dropped_fraction", "reward_d_per_move", "intrinsic_share", "d_mean")
+    print(f"\nWhat training did (metrics.jsonl, mean of the last {sweep.LAST_ITERATIONS} iterations):\n")
+    print("| run | " + " | ".join(metrics) + " |\n|---" * 1 + "|---" * len(metrics) + "|")
+    for run in results.runs("az") + results.runs("azdb") + results.runs("control"):
+        numbers = sweep.training_summary(run.workdir)
+        print(f"| {run.name} | " + " | ".join(f"{numbers[k]:.3f}" for k in metrics) + " |")
     if _OUT.value:
         write_atomic(pathlib.Path(_OUT.value), json.dumps(rows, indent=1))
         print(f"rows: {_OUT.value}")
