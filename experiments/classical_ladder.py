@@ -48,7 +48,7 @@ _STARTS = flags.DEFINE_integer("starts", 30, "Start positions per match (each pl
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 4, "Gardner: random plies from the initial position.",
                                       lower_bound=0)
 _BOOK = flags.DEFINE_string("book", None, "Chess: FEN/EPD book (default: the shared 4mvs book).")
-_MAX_PLIES = flags.DEFINE_integer("max_plies", 300, "Games still running here count as draws.", lower_bound=1)
+_MAX_PLIES = common_flags.define_max_plies("Games still running here count as draws.", default=300)
 _SPEC = flags.DEFINE_string("spec", "", "Further spec fields for every searcher, e.g. ':tt=0'.")
 _AGENTS = flags.DEFINE_list("agents", [], "Trained runs (RUN[@STEP]) whose player 0 joins the ladder.")
 _AGENT_DEPTHS = flags.DEFINE_list("agent_depths", ["1", "2", "3"], "Depths the agents play.")
