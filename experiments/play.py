@@ -26,7 +26,7 @@ if __name__ == "__main__":  # multi-host: join the run before the import below c
 from azdb_jax import games as games_lib  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax.cli import common_flags  # noqa: E402  pylint: disable=g-import-not-at-top
 
-_GAME = flags.DEFINE_enum("game", "chess", list(games_lib.IDS), "Which game to play.")
+_GAME = common_flags.define_game("Which game to play.", default="chess", choices=games_lib.IDS)
 _NUM_GAMES = flags.DEFINE_integer("num_games", 8, "Games played in parallel.", lower_bound=1)
 _MAX_PLIES = common_flags.define_max_plies("Plies simulated per game; games still running there are shown "
                                            "unfinished (chess ends by ply 512).", default=520)

@@ -25,7 +25,7 @@ from absl import flags
 from azdb_jax.cli import common_flags
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-SHARED = ("simulations", "seed", "games", "workdir", "checkpoint", "out", "max_plies", "steps")
+SHARED = ("simulations", "seed", "games", "workdir", "checkpoint", "out", "game", "max_plies", "steps")
 GAME_IDS = ("chess", "gardner_chess", "connect_four")  # registry ids (azdb_jax.games.IDS)
 SCRIPT_FOLDERS = ("experiments", "benchmarks")
 
@@ -172,6 +172,8 @@ def test_the_module_imports_no_jax():
 @pytest.mark.parametrize("command, words", [
     # azdb-eval: --games unset reads the run's last evaluation; 0 no longer means that.
     (["-m", "azdb_jax.cli.eval", "--workdir=nowhere", "--games=0"], ["--games=0", "positive integer"]),
+    # A game's old short name: every script spells a game by its registry id.
+    (["benchmarks/classical_profile.py", "--game=gardner"], ["--game=gardner", "gardner_chess"]),
     (["experiments/gardner_curve.py", "--steps=10,last"], ["--steps=10,last", "iteration number"]),
 ])
 def test_a_script_refuses_a_bad_value_in_one_line(command, words):
