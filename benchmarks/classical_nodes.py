@@ -1,6 +1,6 @@
 """Nodes the classical search needs to complete a depth, with each technique on and off.
 
-  python benchmarks/classical_nodes.py --game=gardner --depth=5 --out=eval/nodes_gardner.json
+  python benchmarks/classical_nodes.py --game=gardner_chess --depth=5 --out=eval/nodes_gardner.json
   python benchmarks/classical_nodes.py --game=chess --depth=4 --out=eval/nodes_chess.json
 
 On ``--positions`` fixed positions (chess: the first positions of the shared 4-move
@@ -40,7 +40,7 @@ from azdb_jax.classical import matches as host_matches
 from azdb_jax.classical import search
 from azdb_jax.evaluation import reports
 
-_GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
+_GAME = common_flags.define_game("The game.", default="gardner_chess", choices=host_matches.GAMES)
 _DEPTH = flags.DEFINE_integer("depth", 5, "Depth each search completes.", lower_bound=1)
 _POSITIONS = flags.DEFINE_integer("positions", 30, "Fixed positions.", lower_bound=1)
 _NODE_CAP = flags.DEFINE_integer("node_cap", 500_000, "Nodes at which a search is stopped.", lower_bound=1)

@@ -1,7 +1,7 @@
 """Where the classical search's time goes: a cProfile breakdown by component.
 
   python benchmarks/classical_profile.py --game=chess --depth=4 --positions=10
-  python benchmarks/classical_profile.py --game=gardner --depth=5 --positions=10
+  python benchmarks/classical_profile.py --game=gardner_chess --depth=5 --positions=10
 
 Searches the fixed positions of ``benchmarks/classical_nodes.py`` (``classical.matches.fixed_positions``) (all techniques on, no
 endgame tables) under ``cProfile`` and sums each function's own time (``tottime``) into
@@ -26,10 +26,11 @@ import time
 from absl import app, flags
 
 from azdb_jax import cli
+from azdb_jax.cli import common_flags
 from azdb_jax.classical import matches as host_matches
 from azdb_jax.classical import search
 
-_GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
+_GAME = common_flags.define_game("The game.", default="gardner_chess", choices=host_matches.GAMES)
 _DEPTH = flags.DEFINE_integer("depth", 5, "Search depth.", lower_bound=1)
 _POSITIONS = flags.DEFINE_integer("positions", 10, "Fixed positions searched.", lower_bound=1)
 _BOARD_SPEED = flags.DEFINE_bool("board_speed", False, "Instead: CPU time of a move on GardnerBoard (the env's "

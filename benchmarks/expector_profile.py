@@ -37,9 +37,10 @@ import jax.numpy as jnp
 
 import profiling  # benchmarks/profiling.py (this folder is on the path when a script runs)
 from azdb_jax import games, networks, search
+from azdb_jax.cli import common_flags
 from azdb_jax.skill import agents
 
-_GAME = flags.DEFINE_enum("game", "gardner_chess", list(games.IDS), "Game.")
+_GAME = common_flags.define_game("Game.", default="gardner_chess", choices=games.IDS)
 _BATCH = flags.DEFINE_integer("batch", 32, "Positions decided side by side (a match's half of the games).")
 _JUNIOR_SIMULATIONS = flags.DEFINE_integer("junior_simulations", 16, "The junior's PUCT simulations.")
 _JUNIOR_TOP_K = flags.DEFINE_integer("junior_top_k", 4, "The expector's model of a junior: its top-k moves.")

@@ -29,8 +29,9 @@ import jax.numpy as jnp
 import optax
 
 from azdb_jax import games, learner, networks
+from azdb_jax.cli import common_flags
 
-_GAME = flags.DEFINE_enum("game", "connect_four", list(games.IDS), "Game (observation and action shapes).")
+_GAME = common_flags.define_game("Game (observation and action shapes).", default="connect_four", choices=games.IDS)
 _BATCH = flags.DEFINE_integer("batch", 256, "Learner batch.", lower_bound=1)
 _NUM_PLAYERS = flags.DEFINE_integer("num_players", 1, "Team size (latent planes of the network).", lower_bound=1)
 _CHANNELS = flags.DEFINE_integer("channels", 32, "Network channels.", lower_bound=1)

@@ -17,7 +17,7 @@ def define_search_flags() -> types.SimpleNamespace:
     from azdb_jax.cli import common_flags  # pylint: disable=g-import-not-at-top
 
     return types.SimpleNamespace(
-        game=flags.DEFINE_enum("game", "chess", list(games.IDS), "Game."),
+        game=common_flags.define_game("Game.", default="chess", choices=games.IDS),
         batch=flags.DEFINE_integer("batch", 32, "Positions searched side by side."),
         simulations=common_flags.define_simulations("Simulations per search.", default=32),
         channels=flags.DEFINE_integer("channels", 32, "Network channels."),

@@ -27,6 +27,7 @@ import profiling  # benchmarks/profiling.py (this folder is on the path when a s
 from azdb_jax import features, games, networks, search, tree_search
 
 _FLAGS = profiling.define_search_flags()
+flags.adopt_module_key_flags(profiling)  # --help lists the shared search flags with this script's own
 _NUM_SLOTS = flags.DEFINE_integer("num_slots", 0, "Tree slots per node (0: the game's bound).")
 
 

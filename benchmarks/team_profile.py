@@ -21,6 +21,7 @@ from azdb_jax import diversity, features, games, networks, search
 from azdb_jax.config import DiversityConfig
 
 _FLAGS = profiling.define_search_flags()
+flags.adopt_module_key_flags(profiling)  # --help lists the shared search flags with this script's own
 _PLAYERS = flags.DEFINE_integer("num_players", 10, "Team size compared with a team of 1.")
 
 

@@ -19,7 +19,7 @@ The report (``--out``, JSON) is rewritten after every match and a rerun skips th
 matches it already holds, so a long ladder can be stopped and resumed. ``--merge`` pools
 several reports (e.g. two sets of starts, ``--seed``) into one.
 
-    python experiments/classical_ladder.py --game=gardner --depths=1,2,3,4,5,6 --starts=30 \\
+    python experiments/classical_ladder.py --game=gardner_chess --depths=1,2,3,4,5,6 --starts=30 \\
         --out=eval/ladder_gardner.json
     python experiments/classical_ladder.py --game=chess --depths=1,2,3,4 --starts=30 --out=eval/ladder_chess.json
 """
@@ -40,7 +40,7 @@ from azdb_jax.classical import matches as host_matches
 from azdb_jax.classical import player as player_lib
 from azdb_jax.evaluation import matches, reports
 
-_GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
+_GAME = common_flags.define_game("The game.", default="gardner_chess", choices=host_matches.GAMES)
 _DEPTHS = flags.DEFINE_list("depths", ["1", "2", "3", "4"], "Search depths on the ladder.")
 _GAPS = flags.DEFINE_list("gaps", ["1"], "Depth differences to play (1: adjacent depths).")
 _STARTS = flags.DEFINE_integer("starts", 30, "Start positions per match (each played with both colours).",
@@ -48,7 +48,7 @@ _STARTS = flags.DEFINE_integer("starts", 30, "Start positions per match (each pl
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 4, "Gardner: random plies from the initial position.",
                                       lower_bound=0)
 _BOOK = flags.DEFINE_string("book", None, "Chess: FEN/EPD book (default: the shared 4mvs book).")
-_MAX_PLIES = flags.DEFINE_integer("max_plies", 300, "Games still running here count as draws.", lower_bound=1)
+_MAX_PLIES = common_flags.define_max_plies("Games still running here count as draws.", default=300)
 _SPEC = flags.DEFINE_string("spec", "", "Further spec fields for every searcher, e.g. ':tt=0'.")
 _AGENTS = flags.DEFINE_list("agents", [], "Trained runs (RUN[@STEP]) whose player 0 joins the ladder.")
 _AGENT_DEPTHS = flags.DEFINE_list("agent_depths", ["1", "2", "3"], "Depths the agents play.")
@@ -133,8 +133,8 @@ def main(argv):
         return
     out = pathlib.Path(_OUT.value)
     report = host_matches.resumable_report(out, {"matches": [], "nps": {}})
-    env_id = "chess" if _GAME.value == "chess" else "gardner_chess"
-    starts = (host_matches.chess_starts(_STARTS.value, _BOOK.value) if _GAME.value == "chess"
+    env_id = _GAME.value
+    starts = (host_matches.chess_starts(_STARTS.value, _BOOK.value) if env_id == "chess"
               else host_matches.gardner_starts(_STARTS.value, _OPENING_PLIES.value, _SEED.value))
     if _SHARD.value:
         index, _, count = _SHARD.value.partition("/")

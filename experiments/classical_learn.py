@@ -12,7 +12,7 @@
 
 Writes the weights (``<out>/weights_<game>.json``) and a report (``<out>/learn_<game>.json``).
 
-    python experiments/classical_learn.py --game=gardner --games=400 --out=eval/classical
+    python experiments/classical_learn.py --game=gardner_chess --games=400 --out=eval/classical
 """
 
 import json
@@ -30,11 +30,11 @@ from azdb_jax.classical import evaluation, learning, player as player_lib
 from azdb_jax.classical import matches as host_matches
 from azdb_jax.evaluation import matches, reports
 
-_GAME = flags.DEFINE_enum("game", "gardner", ["gardner", "chess"], "The game.")
+_GAME = common_flags.define_game("The game.", default="gardner_chess", choices=host_matches.GAMES)
 _GAMES = common_flags.define_games("Engine games to learn from.", default=400, lower_bound=5)
 _NODES = flags.DEFINE_list("engine_nodes", ["100", "300", "1000", "3000"], "Node limits the sides are drawn from.")
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 4, "Gardner: random plies before each game.", lower_bound=0)
-_MAX_PLIES = flags.DEFINE_integer("max_plies", 200, "Engine games stop here (a draw).", lower_bound=10)
+_MAX_PLIES = common_flags.define_max_plies("Engine games stop here (a draw).", default=200, lower_bound=10)
 _RIDGE = flags.DEFINE_float("ridge", 1.0, "Ridge penalty λ of the least-squares fit.", lower_bound=0.0)
 _DEPTH = flags.DEFINE_integer("depth", 3, "Depth of the learned-vs-default match (0: no match).", lower_bound=0)
 _STARTS = flags.DEFINE_integer("starts", 30, "Start positions of that match (both colours each).", lower_bound=1)
@@ -52,7 +52,7 @@ def _engine(game: str, nodes: int):
 
 def engine_games(game: str, count: int, node_limits, starts, max_plies: int, seed: int):
     """[(search positions along the game, White's result)] of engine-vs-engine games."""
-    interop = games_lib.board_game("chess" if game == "chess" else "gardner_chess")
+    interop = games_lib.board_game(game)
     rng = random.Random(seed)
     engines = {n: _engine(game, n) for n in node_limits}
     games = []
@@ -110,7 +110,7 @@ def main(argv):
                                               name=f"alphabeta:depth={_DEPTH.value}:learned")
         default = player_lib.player_from_spec(f"alphabeta:depth={_DEPTH.value}")
         match = host_matches.play_host_match(learned, default, starts, max_plies=300, names=(learned.name, default.name),
-                                             env_id="chess" if game == "chess" else "gardner_chess", progress=True)
+                                             env_id=game, progress=True)
         report["match"] = host_matches.match_record(match)
         print(matches.format_summary(matches.summarize_match(match)), flush=True)
     reports.write_atomic(out / f"learn_{game}.json", json.dumps(report, indent=1))

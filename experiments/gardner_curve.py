@@ -47,14 +47,14 @@ from azdb_jax.envs import gardner_interop  # noqa: E402
 from azdb_jax.evaluation import fairy_stockfish, loading, matches, reports  # noqa: E402
 
 _RUN = flags.DEFINE_string("run", None, "A Gardner chess run directory.")
-_STEPS = flags.DEFINE_list("steps", [], "Checkpoint steps (default: every checkpoint kept).")
+_STEPS = common_flags.define_steps("Checkpoint steps, comma-separated (default: every checkpoint kept).")
 _ENGINES = flags.DEFINE_list("engines", ["depth=1", "nodes=1000"], "Fairy-Stockfish limits, e.g. depth=1,nodes=1000.")
 _CLASSICAL = flags.DEFINE_list("classical", [], "Classical alpha-beta opponents, e.g. alphabeta:depth=2 "
                                 "(fields joined by ':').")
 _STARTS = flags.DEFINE_integer("starts", 10, "Start positions (each played with both colours).", lower_bound=1)
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Random plies from the initial position to each start.",
                                       lower_bound=0)
-_MAX_PLIES = flags.DEFINE_integer("max_plies", 150, "Engine games stop here and score as draws.", lower_bound=1)
+_MAX_PLIES = common_flags.define_max_plies("Engine games stop here and score as draws.", default=150)
 _GAMES = common_flags.define_games("Games against random and against minimax2 (0: skip them).", default=32,
                                    lower_bound=0)
 _ARENA_MAX_PLIES = flags.DEFINE_integer("arena_max_plies", 100, "Games against random and minimax2 stop here and "
@@ -104,7 +104,7 @@ def main(argv):
         raise ValueError("--run is required")
     workdir = pathlib.Path(_RUN.value)
     limits = [parse_limit(text) for text in _ENGINES.value]
-    steps = [int(s) for s in _STEPS.value] or sorted(
+    steps = _STEPS.value or sorted(
         int(p.name) for p in (workdir / "checkpoints").iterdir() if p.name.isdigit())
     starts = random_starts(_STARTS.value, _OPENING_PLIES.value, _SEED.value)
     own = in_training_scores(workdir)

@@ -25,6 +25,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
     distributed.define_flags()
     distributed.initialize_from_argv(sys.argv)
 
+from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.evaluation import learning_check  # noqa: E402
 
 
@@ -38,8 +39,8 @@ def main(argv: List[str]) -> None:
 
 
 if __name__ == "__main__":
-    _GAME = flags.DEFINE_enum("game", "all", list(learning_check.GAMES) + ["all"],
-                              "Which recipe to run (all: each in turn).")
+    _GAME = common_flags.define_game("Which recipe to run (all: each in turn).", default="all",
+                                     choices=list(learning_check.GAMES) + ["all"])
     _OVERRIDE = flags.DEFINE_multi_string("override", [], "Extra config override section.field=value, "
                                           "applied after the recipe's.")
     _REFERENCE = flags.DEFINE_bool("reference", True, "Also measure the untrained network the same way.")

@@ -15,7 +15,7 @@ player) and ``<out>.csv`` (the rows); default ``<workdir>/reports/nim_measures``
 
 import pathlib
 import sys
-from typing import List, Optional
+from typing import List
 
 from absl import app, flags, logging
 
@@ -33,26 +33,14 @@ from azdb_jax.evaluation import loading, reports  # noqa: E402
 from azdb_jax.evaluation import nim as nim_eval  # noqa: E402
 
 
-def _parse_steps(text: Optional[str]) -> Optional[List[int]]:
-    if not text:
-        return None
-    try:
-        steps = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise app.UsageError(f"--steps must be a comma-separated list of integers, got {text!r}") from None
-    if not steps:
-        raise app.UsageError("--steps is empty")
-    return steps
-
-
 def main(argv: List[str]) -> None:
     del argv
     logging.set_verbosity(logging.WARNING)  # checkpoint restores log at INFO
     from azdb_jax import checkpoint  # pylint: disable=g-import-not-at-top
 
     workdir = pathlib.Path(_WORKDIR.value)
-    steps = _parse_steps(_STEPS.value)
-    if steps is None:
+    steps = sorted(set(_STEPS.value))
+    if not steps:
         with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
             steps = sorted(manager.all_steps())
         if not steps:
@@ -70,7 +58,7 @@ def main(argv: List[str]) -> None:
 
 if __name__ == "__main__":
     _WORKDIR = common_flags.define_workdir("Run directory of experiments/train.py (a Nim run).", required=True)
-    _STEPS = flags.DEFINE_string("steps", None, "Comma-separated checkpoint steps; default all checkpoints.")
+    _STEPS = common_flags.define_steps("Checkpoint steps, comma-separated (default: every checkpoint kept).")
     _SIMULATIONS = common_flags.define_simulations("Simulations per search (default: the run's evaluation budget).")
     _GAMES = common_flags.define_games("Games per pair of agents and seed (even: both colours).", default=16,
                                        lower_bound=2)

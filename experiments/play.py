@@ -26,9 +26,10 @@ if __name__ == "__main__":  # multi-host: join the run before the import below c
 from azdb_jax import games as games_lib  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax.cli import common_flags  # noqa: E402  pylint: disable=g-import-not-at-top
 
-_GAME = flags.DEFINE_enum("game", "chess", list(games_lib.IDS), "Which game to play.")
+_GAME = common_flags.define_game("Which game to play.", default="chess", choices=games_lib.IDS)
 _NUM_GAMES = flags.DEFINE_integer("num_games", 8, "Games played in parallel.", lower_bound=1)
-_MAX_PLIES = flags.DEFINE_integer("max_plies", 520, "Plies simulated per game (chess ends by ply 512).", lower_bound=1)
+_MAX_PLIES = common_flags.define_max_plies("Plies simulated per game; games still running there are shown "
+                                           "unfinished (chess ends by ply 512).", default=520)
 _SEED = common_flags.define_seed("Random seed.")
 _SHOW = flags.DEFINE_integer("show", 2, "How many games to print in full.", lower_bound=0)
 _HEAPS = flags.DEFINE_list("heaps", "1,3,5,7,9", "Nim heaps.")

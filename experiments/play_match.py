@@ -112,7 +112,8 @@ if __name__ == "__main__":
     _HELDOUT = flags.DEFINE_integer("heldout_seeds", 0, "Lookup: held-out seeds scored with the table.", lower_bound=0)
     _SIMULATIONS = common_flags.define_simulations("Search simulations per move of the runs' players (default: "
                                                    "each run's evaluation budget).")
-    _MAX_PLIES = flags.DEFINE_integer("max_plies", None, "Plies per game at most (default: the game's cap).")
+    _MAX_PLIES = common_flags.define_max_plies("Plies per game at most; games still running there are unfinished "
+                                               "(default: the game's own longest game).")
     _BATCH_PAIRS = flags.DEFINE_integer("batch_pairs", 32, "Game pairs per compiled chunk.", lower_bound=1)
     _OUT = common_flags.define_out("Output directory.")
     _STOCKFISH = flags.DEFINE_string("stockfish", None, "Stockfish binary (default: PATH, then /usr/games).")

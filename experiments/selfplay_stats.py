@@ -34,10 +34,11 @@ from azdb_jax import features, games, runner, search, tree_search
 from azdb_jax.cli import common_flags
 
 _WORKDIR = common_flags.define_workdir("Run directory.", required=True)
-_STEPS = flags.DEFINE_list("steps", [], "Checkpoint steps (default: every saved one).")
+_STEPS = common_flags.define_steps("Checkpoint steps, comma-separated (default: every saved one).")
 _GAMES = common_flags.define_games("Games per checkpoint.", default=64)
 _PLAYER = flags.DEFINE_integer("player", 0, "Team player playing both sides.")
-_MAX_PLIES = flags.DEFINE_integer("max_plies", 0, "Longest game (0: the game's own cap).")
+_MAX_PLIES = common_flags.define_max_plies("Plies per game at most; games still running there count as "
+                                           "unfinished (default: the game's own longest game).")
 _SIMULATIONS = common_flags.define_simulations("Search budget (default: the run's self-play budget).")
 _SEED = common_flags.define_seed("Seed.")
 _OUT = common_flags.define_out("JSON output path (default: the table only).")
@@ -207,14 +208,14 @@ def main(argv):
     from azdb_jax import checkpoint  # pylint: disable=g-import-not-at-top
 
     with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
-        steps = [int(s) for s in _STEPS.value] or manager.all_steps()
+        steps = _STEPS.value or manager.all_steps()
     rows = {}
     for step in steps:
         config, components, state = runner.load_run(workdir, step)
         if _SIMULATIONS.value:
             config = config.__class__(**{**config.__dict__, "search": __import__("dataclasses").replace(
                 config.search, num_simulations=_SIMULATIONS.value)})
-        max_plies = _MAX_PLIES.value or games.max_plies(components.env)
+        max_plies = games.max_plies(components.env) if _MAX_PLIES.value is None else _MAX_PLIES.value
         records, reasons, results, lengths = play_games(
             components.env, components.network.apply, state.train_state.params, config, player=_PLAYER.value,
             num_games=_GAMES.value, max_plies=max_plies, key=jax.random.PRNGKey(_SEED.value))

@@ -67,7 +67,7 @@ _FRAMEWORKS = flags.DEFINE_list("frameworks", list(experiment.FRAMEWORKS), "Fram
 _GAMES = common_flags.define_games("Games per match (even; both colours per start).", default=64, lower_bound=2)
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Uniformly random plies to each pair's start.",
                                       lower_bound=0)
-_MAX_PLIES = flags.DEFINE_integer("max_plies", 100, "Games stop here and are adjudicated by material.", lower_bound=1)
+_MAX_PLIES = common_flags.define_max_plies("Games stop here and are adjudicated by material.", default=100)
 _REFERENCES = flags.DEFINE_list("references", ["random", "minimax2"], "Fixed opponents that measure the junior's "
                                  "strength (azdb_jax.opponents.opponents_for; minimax2 costs ~30x random on Gardner).")
 _ENGINES = flags.DEFINE_list("engine_limits", [], "Levels of the game's reference engine (Fairy-Stockfish on Gardner "

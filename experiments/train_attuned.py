@@ -35,7 +35,7 @@ _SIMULATIONS = common_flags.define_simulations("The senior's search simulations 
                                                "(default: the strong run's self-play budget).")
 _ITERATIONS = flags.DEFINE_integer("iterations", 8, "Rounds of games + updates.", lower_bound=1)
 _GAMES = common_flags.define_games("Framework games per round.", default=64)
-_MAX_PLIES = flags.DEFINE_integer("max_plies", 80, "Games stop here and are adjudicated by material.", lower_bound=1)
+_MAX_PLIES = common_flags.define_max_plies("Games stop here and are adjudicated by material.", default=80)
 _OPENING_PLIES = flags.DEFINE_integer("opening_plies", 2, "Uniformly random plies to each game's start.",
                                       lower_bound=0)
 _STEPS = flags.DEFINE_integer("learner_steps", 16, "Updates per round.", lower_bound=1)

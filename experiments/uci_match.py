@@ -144,7 +144,7 @@ if __name__ == "__main__":
                         "(default: PATH, then /usr/games).")
     flags.DEFINE_integer("stockfish_skill", 0, "Reference engine's Skill Level (0-20).")
     flags.DEFINE_integer("stockfish_nodes", 1000, "Reference engine's nodes per move at most.")
-    flags.DEFINE_integer("max_plies", 300, "Adjudicate the game after this many plies.")
+    common_flags.define_max_plies("Adjudicate the game after this many plies (--adjudicate).", default=300)
     flags.DEFINE_enum("adjudicate", "draw", ["draw", "material"],
                       "At --max_plies: a draw, or a win for the side 3 pawns of material ahead.")
     flags.DEFINE_integer("stop_latency_trials", 0, "Also time go infinite -> stop -> bestmove this many times.")

@@ -74,6 +74,16 @@ def test_host_match_between_depths():
     assert record["games"] == 4 and record["wins"] + record["draws"] + record["losses"] == 4
 
 
+def test_classical_games_are_registry_ids_and_others_are_refused():
+    from azdb_jax import games  # pylint: disable=g-import-not-at-top
+
+    assert set(host_matches.GAMES) <= set(games.BOARD_IDS)  # the --game choices of the classical scripts
+    fens, positions = host_matches.fixed_positions("gardner_chess", 2)
+    assert len(fens) == 2 and all(isinstance(p, GardnerPosition) for p in positions)
+    with pytest.raises(ValueError, match="not 'gardner'"):
+        host_matches.fixed_positions("gardner", 2)
+
+
 def test_callback_policy_plays_inside_a_jitted_arena():
     from azdb_jax import arena, games, opponents  # pylint: disable=g-import-not-at-top
 

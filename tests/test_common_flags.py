@@ -1,13 +1,17 @@
 """azdb_jax/cli/common_flags.py: the flags the scripts share, parsed, unset and refused.
 
 - each flag parses its value, and unset is the one meaning its module docstring gives
-  (None for ``--simulations``, ``--games``, ``--workdir``, ``--checkpoint``, ``--out``; 0 for
-  ``--seed``), or the script's own default;
+  (None for ``--simulations``, ``--games``, ``--workdir``, ``--checkpoint``, ``--out``,
+  ``--max_plies``; 0 for ``--seed``; every checkpoint, ``[]``, for ``--steps``), or the
+  script's own default;
 - a bad value (``--simulations=0``, a checkpoint step that is not an iteration number, a
-  missing required flag) is refused when the flags are parsed, with the flag's name; a
-  script ends with that one line and exit status 2;
+  game that is not one of the script's, ``--max_plies`` below its bound, a missing
+  required flag) is refused when the flags are parsed, with the flag's name; a script
+  ends with that one line and exit status 2;
 - no script defines one of these flags on its own, and no script edits ``sys.path``
-  (the package is installed into the environment the scripts run with).
+  (the package is installed into the environment the scripts run with);
+- the module imports no JAX (the scripts define their flags before a multi-host run
+  starts JAX).
 """
 
 import ast
@@ -21,7 +25,8 @@ from absl import flags
 from azdb_jax.cli import common_flags
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-SHARED = ("simulations", "seed", "games", "workdir", "checkpoint", "out")
+SHARED = ("simulations", "seed", "games", "workdir", "checkpoint", "out", "game", "max_plies", "steps")
+GAME_IDS = ("chess", "gardner_chess", "connect_four")  # registry ids (azdb_jax.games.IDS)
 SCRIPT_FOLDERS = ("experiments", "benchmarks")
 
 
@@ -44,6 +49,14 @@ def test_unset_is_none_and_given_values_parse():
     holder, values = _parse(common_flags.define_seed)
     values(["prog"])
     assert holder.value == 0
+    holder, values = _parse(common_flags.define_max_plies, "help")
+    values(["prog"])
+    assert holder.value is None  # the game's own longest game
+    holder, values = _parse(common_flags.define_steps)
+    values(["prog"])
+    assert holder.value == []  # every checkpoint kept
+    values(["prog", "--steps="])
+    assert holder.value == []
 
     holder, values = _parse(common_flags.define_simulations)
     values(["prog", "--simulations=400"])
@@ -54,6 +67,28 @@ def test_unset_is_none_and_given_values_parse():
     holder, values = _parse(common_flags.define_seed, "Seed.", default=123)
     values(["prog", "--seed=-3"])
     assert holder.value == -3
+    holder, values = _parse(common_flags.define_max_plies, "help")
+    values(["prog", "--max_plies=1"])
+    assert holder.value == 1
+    holder, values = _parse(common_flags.define_game, "Game.", default="chess", choices=GAME_IDS)
+    values(["prog", "--game=gardner_chess"])
+    assert holder.value == "gardner_chess"
+
+
+def test_steps_are_iteration_numbers_in_the_order_given():
+    holder, values = _parse(common_flags.define_steps)
+    values(["prog", "--steps=40, 0,10"])
+    assert holder.value == [40, 0, 10] and {type(step) for step in holder.value} == {int}
+    assert values["steps"].serialize() == "--steps=40,0,10"
+
+
+def test_game_is_one_of_the_scripts_registry_ids_or_its_own_choice():
+    holder, values = _parse(common_flags.define_game, "Recipe (all: each in turn).", default="all",
+                            choices=list(GAME_IDS) + ["all"])
+    values(["prog"])
+    assert holder.value == "all"
+    values(["prog", "--game=connect_four"])
+    assert holder.value == "connect_four"
 
 
 def test_a_flag_is_filed_under_the_module_that_defines_it():
@@ -77,6 +112,12 @@ def test_a_script_gives_its_own_default_and_bound():
     holder, values = _parse(common_flags.define_workdir, default="runs/demo")
     values(["prog", "--workdir=runs/other"])
     assert holder.value == "runs/other"
+    holder, values = _parse(common_flags.define_max_plies, "Engine games stop here (a draw).", default=200,
+                            lower_bound=10)
+    values(["prog"])
+    assert holder.value == 200
+    values(["prog", "--max_plies=10"])
+    assert holder.value == 10
 
 
 @pytest.mark.parametrize("define, args, kwargs, words", [
@@ -85,6 +126,14 @@ def test_a_script_gives_its_own_default_and_bound():
     (common_flags.define_games, ("help",), {"default": 16, "lower_bound": 2}, ["--games=1", ">= 2"]),
     (common_flags.define_checkpoint, (), {}, ["--checkpoint=runs/demo@last", "iteration number", "'last'"]),
     (common_flags.define_checkpoint, (), {}, ["--checkpoint=@40", "no run directory"]),
+    (common_flags.define_max_plies, ("help",), {}, ["--max_plies=0", "positive integer"]),
+    (common_flags.define_max_plies, ("help",), {"default": 200, "lower_bound": 10}, ["--max_plies=9", ">= 10"]),
+    (common_flags.define_steps, (), {}, ["--steps=10,-1", "iteration number", "'-1'"]),
+    (common_flags.define_steps, (), {}, ["--steps=10,last", "iteration number", "'last'"]),
+    (common_flags.define_steps, (), {}, ["--steps=1.5", "iteration number", "'1.5'"]),
+    # One spelling of a game: its registry id, not a short name.
+    (common_flags.define_game, ("Game.",), {"default": "chess", "choices": GAME_IDS},
+     ["--game=gardner", "one of", "gardner_chess"]),
 ])
 def test_bad_values_are_refused_with_the_flag_and_the_reason(define, args, kwargs, words):
     _, values = _parse(define, *args, **kwargs)
@@ -114,13 +163,24 @@ def test_split_checkpoint():
         common_flags.split_checkpoint("")
 
 
-def test_a_script_refuses_a_bad_value_in_one_line():
+def test_the_module_imports_no_jax():
+    code = "import sys; import azdb_jax.cli.common_flags; print('jax' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 0 and result.stdout.strip() == "False", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("command, words", [
     # azdb-eval: --games unset reads the run's last evaluation; 0 no longer means that.
-    result = subprocess.run([sys.executable, "-m", "azdb_jax.cli.eval", "--workdir=nowhere", "--games=0"],
-                            capture_output=True, text=True, timeout=300, cwd=REPO)
+    (["-m", "azdb_jax.cli.eval", "--workdir=nowhere", "--games=0"], ["--games=0", "positive integer"]),
+    # A game's old short name: every script spells a game by its registry id.
+    (["benchmarks/classical_profile.py", "--game=gardner"], ["--game=gardner", "gardner_chess"]),
+    (["experiments/gardner_curve.py", "--steps=10,last"], ["--steps=10,last", "iteration number"]),
+])
+def test_a_script_refuses_a_bad_value_in_one_line(command, words):
+    result = subprocess.run([sys.executable] + command, capture_output=True, text=True, timeout=300, cwd=REPO)
     assert result.returncode == 2, result.stderr[-2000:]
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "--games=0" in lines[0] and "positive integer" in lines[0], result.stderr[-2000:]
+    assert len(lines) == 1 and all(word in lines[0] for word in words), result.stderr[-2000:]
 
 
 def _scripts():

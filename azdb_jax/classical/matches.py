@@ -24,10 +24,14 @@ import tqdm
 from azdb_jax import games
 from azdb_jax.evaluation.matches import MatchResult, tally
 
-__all__ = ["play_host_match", "game_over", "gardner_starts", "chess_starts", "match_record",
+__all__ = ["GAMES", "play_host_match", "game_over", "gardner_starts", "chess_starts", "match_record",
            "fixed_positions", "resumable_report"]
 
 Player = Callable[[object], chess.Move]
+
+# The games the classical searcher plays, by registry id (``azdb_jax.games``): the
+# ``--game`` choices of the classical scripts.
+GAMES = ("chess", "gardner_chess")
 
 
 def game_over(board) -> bool:
@@ -134,13 +138,19 @@ def match_record(match: MatchResult) -> Dict[str, Any]:
         results=[float(r) for r in match.result])
 
 
-def fixed_positions(game: str, count: int) -> Tuple[List[str], List[Any]]:
-    """(FENs, search positions) of the benchmarks' fixed positions: chess, the first
-    ``count`` positions of the shared 4-move book; Gardner chess, ``count`` distinct
-    positions after 6 random plies (seed 1)."""
+def fixed_positions(env_id: str, count: int) -> Tuple[List[str], List[Any]]:
+    """(FENs, search positions) of the benchmarks' fixed positions of game ``env_id`` (one
+    of ``GAMES``): chess, the first ``count`` positions of the shared 4-move book; Gardner
+    chess, ``count`` distinct positions after 6 random plies (seed 1).
+
+    Raises:
+      ValueError: a game the classical searcher does not play.
+    """
     from azdb_jax.classical import player  # pylint: disable=g-import-not-at-top
 
-    if game == "chess":
+    if env_id not in GAMES:
+        raise ValueError(f"the classical searcher plays {', '.join(GAMES)}, not {env_id!r}")
+    if env_id == "chess":
         fens = chess_starts(count, None)
         return fens, [player.position_of(chess.Board(fen)) for fen in fens]
     from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top

@@ -21,6 +21,16 @@ every command line:
 - ``--out``: where the script writes its report. Unset (None) is the script's own place
   for it (under the run directory, or a fixed folder) or, where the script has none, no
   file: its help says which.
+- ``--game``: a game by its id in the game registry (``azdb_jax.games.IDS``: ``chess``,
+  ``gardner_chess``, ``connect_four``, ...), one of the games the script plays. Every
+  script spells a game the same way; a script may add a choice of its own that its help
+  explains (``all``: each game in turn).
+- ``--max_plies``: plies per game at most, >= 1 (or the script's bound). Unset (None) is
+  the game's own longest game (``azdb_jax.games.max_plies``). A script with a fixed
+  default keeps it, and its help says what happens to a game at the cap.
+- ``--steps``: checkpoint steps, comma-separated iteration numbers (``--steps=10,20,40``),
+  each checked when the flags are parsed; the value is a list of ints. Unset or empty
+  (``[]``) is every checkpoint the run kept.
 
 Each script passes its own help text (what the flag does there) and, where it has
 one, its own default or bound; type, check and the meaning of "unset" stay the same.
@@ -31,9 +41,14 @@ define their flags before they join a multi-host run (``azdb_jax.distributed``).
 
 import pathlib
 import sys
-from typing import Optional, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from absl import flags
+
+
+def _step_problem(step: str) -> Optional[str]:
+    """What is wrong with checkpoint step ``step`` (text), or None: a step is an iteration number."""
+    return None if step.isdigit() else f"must be an iteration number, got {step!r}"
 
 
 def _checkpoint_problem(spec: str) -> Optional[str]:
@@ -41,9 +56,8 @@ def _checkpoint_problem(spec: str) -> Optional[str]:
     path, _, step = str(spec).partition("@")
     if not path:
         return "no run directory before '@' (RUN[@STEP])"
-    if step and not step.isdigit():
-        return f"the checkpoint step after '@' must be an iteration number, got {step!r}"
-    return None
+    problem = _step_problem(step) if step else None
+    return f"the checkpoint step after '@' {problem}" if problem else None
 
 
 def split_checkpoint(spec: str) -> Tuple[pathlib.Path, Optional[int]]:
@@ -140,5 +154,68 @@ def define_out(help_text: str, *, default: Optional[str] = None, required: bool 
                                module_name=_calling_module())
 
 
+def define_game(help_text: str, *, default: str, choices: Sequence[str],
+                flag_values: flags.FlagValues = flags.FLAGS) -> flags.FlagHolder:
+    """``--game``: one of ``choices``, games named by their registry ids; others are refused when parsed.
+
+    Args:
+      help_text: which game the script plays, and what a choice of its own means.
+      default: the script's game.
+      choices: the games the script plays, by registry id (``azdb_jax.games.IDS``, or the
+        part of it the script handles), and any choice of the script's own (``all``).
+        Passed in by the script: this module imports no game (the registry imports JAX).
+      flag_values: where to define the flag.
+    """
+    return flags.DEFINE_enum("game", default, list(choices), help_text, flag_values=flag_values,
+                             module_name=_calling_module())
+
+
+def define_max_plies(help_text: str, *, default: Optional[int] = None, lower_bound: int = 1,
+                     flag_values: flags.FlagValues = flags.FLAGS) -> flags.FlagHolder:
+    """``--max_plies``: plies per game at most, at least ``lower_bound``; unset (None) is the game's longest game.
+
+    Args:
+      help_text: which games stop there and what happens to a game at the cap (a draw,
+        adjudication, unfinished), and what unset means in the script.
+      default: the script's fixed cap; None where the script reads the game's own
+        (``azdb_jax.games.max_plies(env)``).
+      lower_bound: the fewest plies allowed.
+      flag_values: where to define the flag.
+    """
+    return flags.DEFINE_integer("max_plies", default, help_text, lower_bound=lower_bound, flag_values=flag_values,
+                                module_name=_calling_module())
+
+
+class _StepsParser(flags.ListParser):
+    """Comma-separated checkpoint steps as a list of ints; a step that is not an iteration number is refused."""
+
+    def __init__(self):
+        super().__init__()
+        self.syntactic_help = "a comma-separated list of iteration numbers"
+
+    def parse(self, argument: Union[str, Sequence[Union[str, int]]]) -> List[int]:
+        steps = []
+        for step in super().parse(argument if isinstance(argument, str) else list(argument)):
+            text = str(step).strip()
+            problem = _step_problem(text)
+            if problem:
+                raise ValueError(f"each checkpoint step {problem} (comma-separated, e.g. 10,20,40)")
+            steps.append(int(text))
+        return steps
+
+    def flag_type(self) -> str:
+        return "comma-separated list of checkpoint steps"
+
+
+def define_steps(help_text: str = "Checkpoint steps, comma-separated (default: every checkpoint kept).", *,
+                 flag_values: flags.FlagValues = flags.FLAGS) -> flags.FlagHolder:
+    """``--steps``: checkpoint steps as a list of ints, each checked when parsed; unset or empty is every checkpoint.
+
+    The steps keep the order given (a script that wants them sorted sorts them).
+    """
+    return flags.DEFINE(_StepsParser(), "steps", [], help_text, flag_values=flag_values,
+                        serializer=flags.CsvListSerializer(","), module_name=_calling_module())
+
+
 __all__ = ["split_checkpoint", "define_simulations", "define_seed", "define_games", "define_workdir",
-           "define_checkpoint", "define_out"]
+           "define_checkpoint", "define_out", "define_game", "define_max_plies", "define_steps"]
