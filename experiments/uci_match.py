@@ -113,7 +113,8 @@ def main(argv: List[str]) -> None:
     out = pathlib.Path(values.out)
     paths = reports.write_report(out / "match", summary, rows)
     reports.write_atomic(out / "games.pgn", "\n\n".join(r.pgn for r in records) + "\n")
-    control = summary["clock"] or f"{values.movetime:g} s vs {values.opponent_movetime:g} s a move"
+    control = summary["clock"] or (f"{values.movetime:g} s a move" + (
+        f" vs {values.opponent_movetime:g} s" if values.opponent_movetime is not None else ""))
     print(f"engine vs {reference}, {control}: +{summary['wins']} ={summary['draws']} -{summary['losses']} in "
           f"{summary['games']} games (Elo {summary['elo_clipped']:+.0f} ± {summary['elo_clipped_stderr']:.0f}); engine faults: "
           f"{summary['engine_time']} time, {summary['engine_illegal']} illegal, {summary['engine_crash']} crash; "
