@@ -12,7 +12,9 @@ of trials ``k`` of ``eval.trials``:
 each for two teams: ``latents`` (players 0..k-1, the diverse team, solid lines) and
 ``copies`` (latent 0 searched k times with different search randomness, the homogeneous
 team, dashed lines in Fig. 7 (4)). With several training seeds, ``training_seeds``
-adds max over the first ``k`` seeds' player 0 (the seeds as players).
+adds max over the first ``k`` seeds' player 0 (the seeds as players), and ``az_seeds``
+the same over the ``az`` arm's runs: ``k`` separately trained AZ networks as a team (the
+paper's other control, at ``k`` times the training).
 
 Tables are ``[trials][simulations]``. Relative gains are ``100 (rate_k / rate_1 − 1)``
 (the paper's footnote: each row over the first); their standard errors come from a
@@ -83,6 +85,24 @@ def tables(rows: Sequence[Dict[str, Any]], runs: Sequence[str], simulations: Seq
             "trials": [k for k in trials if k in columns]}
 
 
+def _seeds_table(rows: Sequence[Dict[str, Any]], names: Sequence[str], simulations: Sequence[int],
+                 trials: Sequence[int]) -> Dict[str, Any]:
+    """Solve rate of max over the first k runs' player 0 (``[trials][simulations]``), its
+    standard error over puzzles and the gain over the first run; trials past the runs are NaN."""
+    table = {"rate": np.full((len(trials), len(simulations)), np.nan)}
+    table["stderr"] = np.full_like(table["rate"], np.nan)
+    table["relative_gain"] = np.full_like(table["rate"], np.nan)
+    for s, sims in enumerate(simulations):
+        stacked = np.stack([common.flags(rows, "player_0", run=r, simulations=sims) for r in names])
+        for t, k in enumerate(trials):
+            if k <= len(names):
+                solved = common.rate(stacked[:k].max(axis=0))
+                table["rate"][t, s], table["stderr"][t, s] = solved["rate"], solved["stderr"]
+                table["relative_gain"][t, s] = relative_gain(solved["rate"], stacked[0].mean())
+    table["trials"] = [k for k in trials if k <= len(names)]
+    return table
+
+
 def evaluate(results: Results) -> dict:
     """Evaluates the group into ``results`` (``eval/scaling.json|csv``); returns the report."""
     start = time.perf_counter()
@@ -113,24 +133,27 @@ def evaluate(results: Results) -> dict:
             limit = num_players if team_kind == "latents" else max(trials)
             columns = {k: column(kind, k, team_kind) for k in trials if k <= limit}
             out[f"{kind}/{team_kind}"] = tables(rows, names, simulations, trials, columns, rng)
-    seeds_table = None
-    if len(names) > 1:  # max over the first k training seeds' player 0, as if each seed were a player
-        seeds_table = {"rate": np.full((len(trials), len(simulations)), np.nan)}
-        seeds_table["stderr"] = np.full_like(seeds_table["rate"], np.nan)
-        seeds_table["relative_gain"] = np.full_like(seeds_table["rate"], np.nan)
-        for s, sims in enumerate(simulations):
-            stacked = np.stack([common.flags(rows, "player_0", run=r, simulations=sims) for r in names])
-            for t, k in enumerate(trials):
-                if k <= len(names):
-                    solved = common.rate(stacked[:k].max(axis=0))
-                    seeds_table["rate"][t, s], seeds_table["stderr"][t, s] = solved["rate"], solved["stderr"]
-                    seeds_table["relative_gain"][t, s] = relative_gain(solved["rate"], stacked[0].mean())
-        seeds_table["trials"] = [k for k in trials if k <= len(names)]
+    # Max over the first k training seeds' player 0, as if each seed were a player: AZdb's
+    # seeds, and the AZ runs' seeds (k separately trained AZ networks as a team, k times the training).
+    seeds_table = _seeds_table(rows, names, simulations, trials) if len(names) > 1 else None
+    az_names = []
+    az_runs = results.runs("az") if "az" in results.scale.arms else []
+    for run in az_runs if len(az_runs) > 1 else []:  # one AZ seed is no team
+        base = loading.load_team(run.workdir)
+        for sims in simulations:
+            team = common.with_search(base, num_simulations=sims)
+            solver = common.TrialsSolver(team, trials=(1,), rules=(RULE,), seed=SEED)
+            rows += common.solve(solver, sets, labels={"arm": "az", "run": run.name, "seed": run.seed,
+                                                       "step": team.step, "simulations": sims,
+                                                       "search": team.search_mode})
+        az_names.append(run.name)
+    az_seeds_table = _seeds_table(rows, az_names, simulations, trials) if len(az_names) > 1 else None
     summary = {
         "game": game, "sets": list(sets), "set_sizes": {k: len(v) for k, v in sets.items()},
         "num_puzzles": sum(len(v) for v in sets.values()), "simulations": simulations, "trials": trials,
         "rule": RULE, "kinds": list(KINDS), "teams": list(TEAMS), "num_players": num_players, "seed": SEED,
         "search": search, "runs": names, "tables": out, "training_seeds": seeds_table,
+        "az_runs": az_names, "az_seeds": az_seeds_table,
         "stderr_over": "seeds" if len(names) > 1 else "puzzles (relative gains: paired bootstrap)",
         "bootstrap": BOOTSTRAP,
     }
