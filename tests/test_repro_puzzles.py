@@ -308,6 +308,13 @@ def test_several_seeds_average_over_seeds_and_take_any_seed():
     one = common.rate([1, 0, 1, 1])
     assert one["rate"] == 0.75 and one["stderr"] == pytest.approx(stderr_of([1, 0, 1, 1]))
     assert scaling.relative_gain(0.3, 0.0) != scaling.relative_gain(0.3, 0.0)  # NaN without a base
+    # The seeds as a team (AZdb's and AZ's seeds alike): max over the first k runs' player 0,
+    # per budget; k past the runs is NaN. Runs a, b solve {0} and {2}: any of them {0, 2}.
+    seeds = scaling._seeds_table(rows, ["a", "b"], [8], [1, 2, 3])  # pylint: disable=protected-access
+    np.testing.assert_allclose(seeds["rate"][:2, 0], [0.25, 0.5])
+    assert np.isnan(seeds["rate"][2, 0]) and seeds["trials"] == [1, 2]
+    assert seeds["stderr"][1, 0] == pytest.approx(stderr_of([1, 0, 1, 0]))  # over puzzles
+    assert seeds["relative_gain"][1, 0] == pytest.approx(100.0)
 
 
 def test_chess_puzzle_sets_read_the_lichess_file(data_dir):
