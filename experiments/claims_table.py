@@ -4,10 +4,10 @@
     python experiments/claims_table.py --results=results/cpu --matches=results/cpu_m144 --out=claims.json
 
 Reads the figure groups' reports that ``experiments/reproduce.py --stages=eval`` wrote
-(occupancy, openings, solve_rates, selection, matches; a missing group's claims are left
-out) and prints one row per claim: the per-seed differences, their mean with the 95 %
-Student-t interval over seeds and the verdict that follows from it
-(``azdb_jax.reproduction.claims``). ``--matches`` takes the matches report from another
+(``claims.GROUPS``; a missing group's claims are left out) and prints one row per claim:
+the per-seed differences, their mean with the 95 % Student-t interval over seeds and the
+verdict that follows from it (``azdb_jax.reproduction.claims``), then what each run's
+training did. ``--matches`` takes the matches report from another
 folder over the same runs (e.g. one evaluated with more games, ``reproduce.py
 --match_games``).
 """
@@ -52,7 +52,7 @@ def main(argv: List[str]) -> None:
 
     metrics = ("plies_per_game", "dropped_fraction", "reward_d_per_move", "intrinsic_share", "d_mean")
     print(f"\nWhat training did (metrics.jsonl, mean of the last {sweep.LAST_ITERATIONS} iterations):\n")
-    print("| run | " + " | ".join(metrics) + " |\n|---" * 1 + "|---" * len(metrics) + "|")
+    print("| run | " + " | ".join(metrics) + " |\n" + "|---" * (len(metrics) + 1) + "|")
     for run in results.runs("az") + results.runs("azdb") + results.runs("control"):
         numbers = sweep.training_summary(run.workdir)
         print(f"| {run.name} | " + " | ".join(f"{numbers[k]:.3f}" for k in metrics) + " |")

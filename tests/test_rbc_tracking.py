@@ -60,9 +60,10 @@ def test_the_true_board_is_always_tracked_in_more_games(opponent_class, games):
     _play_checked_games(opponent_class, range(100, 100 + games))
 
 
-def _after_black_reply():
-    """White's tracker after 1. e4 (taken as asked, no capture) and Black's unseen reply."""
-    tracker = tracking.PossibleStates(chess.Board(), chess.WHITE, max_boards=None)
+def _after_black_reply(**options):
+    """White's tracker after 1. e4 (taken as asked, no capture) and Black's unseen reply
+    (``options`` for ``PossibleStates``; default: no cap)."""
+    tracker = tracking.PossibleStates(chess.Board(), chess.WHITE, **{"max_boards": None, **options})
     tracker.opponent_moved(None)  # White's first turn: no opponent move yet
     assert len(tracker) == 1
     tracker.sensed([])
@@ -133,25 +134,15 @@ def test_an_opponent_capture_keeps_the_moves_that_capture_there():
     assert all(b.piece_at(chess.D4).color == chess.BLACK for b in tracker.boards)
 
 
-def _first_reply(**kwargs):
-    tracker = tracking.PossibleStates(chess.Board(), chess.WHITE, seed=1, **kwargs)
-    tracker.opponent_moved(None)
-    tracker.sensed([])
-    e4 = chess.Move.from_uci("e2e4")
-    tracker.moved(e4, e4, None)
-    tracker.opponent_moved(None)
-    return tracker
-
-
 def test_the_cap_samples_down_and_counts():
     exact = _after_black_reply()
     # Before the sense the set may hold 5 x 5 boards: the 21 replies stay, the sense caps them.
-    small = _first_reply(max_boards=5)
+    small = _after_black_reply(seed=1, max_boards=5)
     assert len(small) == 21 and small.stats.cap_hits == 0 and small.exact
     small.sensed([])
     assert len(small) == 5 and small.stats.cap_hits == 1 and small.stats.boards_dropped == 16
     assert not small.exact and all(b in exact for b in small.boards)
-    tight = _first_reply(max_boards=5, max_boards_before_sense=4)
+    tight = _after_black_reply(seed=1, max_boards=5, max_boards_before_sense=4)
     assert len(tight) == 4 and tight.stats.cap_hits == 1 and tight.stats.boards_dropped == 17
 
 

@@ -17,13 +17,13 @@ The verdict follows from the interval alone:
   when the interval's lower end is above −margin (50 Elo; 2 points of solve rate),
   **disagrees** when its upper end is below 0, and is **not settled** otherwise.
 
-``decide(reports)`` takes the groups' reports (``Results.read_report``) and skips the
-claims whose group is missing; ``markdown(rows)`` is the table. The command is
+``decide(reports)`` takes the reports of ``GROUPS`` (``Results.read_report``) and skips
+the claims whose group is missing; ``markdown(rows)`` is the table. The command is
 ``experiments/claims_table.py --results=DIR``.
 """
 
 import math
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Sequence
 
 import numpy as np
 
@@ -32,7 +32,7 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
          2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 ELO_MARGIN = 50.0  # "within 50 Elo of AZ's player 0"
 RATE_MARGIN = 0.02  # about one standard error of a 400-puzzle solve rate
-GROUPS = ("occupancy", "openings", "solve_rates", "scaling", "selection", "matches")
+GROUPS = ("occupancy", "openings", "solve_rates", "selection", "matches")  # the reports the claims read
 
 
 def t_quantile(dof: int) -> float:
@@ -204,11 +204,5 @@ def markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def from_results(results, groups: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
-    """``decide`` on the reports a ``Results`` folder holds (missing groups skipped)."""
-    names = [g for g in (groups or GROUPS) if results.has_report(g)]
-    return decide({g: results.read_report(g) for g in names})
-
-
-__all__ = ["ELO_MARGIN", "GROUPS", "RATE_MARGIN", "decide", "from_results", "interval", "markdown", "t_quantile",
+__all__ = ["ELO_MARGIN", "GROUPS", "RATE_MARGIN", "decide", "interval", "markdown", "t_quantile",
            "verdict"]
