@@ -90,15 +90,21 @@ def main(argv):
                                             "validation_fraction": _VALIDATION.value, "split_salt": _SPLIT_SALT.value})
     start = time.perf_counter()
     rows = training.evaluate(net, result.params, held, train_set)
+    losses = {"training": training.mean_losses(net, config, result.params, train_set),
+              "held_out": training.mean_losses(net, config, result.params, held)}
     table = training.head_table(rows)
     files.write_atomic(out / "heads.md", table + "\n")
     files.write_atomic(out / "report.json", json.dumps({
         "examples": len(examples), "games": len(examples.games), "training_examples": len(train_set),
         "held_out_examples": len(held), "held_out_games": held_games, "training_examples_per_group": counts,
         "network": dataclasses.asdict(net_config), "train": dataclasses.asdict(config), "steps": result.step,
-        "train_seconds": result.seconds, "losses": result.losses, "heads": rows, "checkpoint": str(saved)}, indent=1))
+        "train_seconds": result.seconds, "losses": result.losses, "final_losses_all_headset": losses, "heads": rows,
+        "checkpoint": str(saved)}, indent=1))
     print(f"trained {result.step} steps in {result.seconds:.0f} s; checkpoint {saved}; evaluated in "
-          f"{time.perf_counter() - start:.0f} s\n{table}")
+          f"{time.perf_counter() - start:.0f} s")
+    for name, values in losses.items():
+        print(f"{name} losses in the all headset: " + ", ".join(f"{k} {v:.3f}" for k, v in values.items()))
+    print(table)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,9 @@ ALL = "all"
 NUM_PIECE_COUNTS = 12  # own pawns .. king, then the opponent's (data.PIECE_COUNT_NAMES)
 Array = jax.Array
 Params = Any
+# The AlphaZero network's pre-activation residual block and its heads' LayerNorm, reused as they are.
+_ResidualBlock = networks._ResidualBlock  # pylint: disable=protected-access
+_head_norm = networks._head_norm  # pylint: disable=protected-access
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,13 +125,13 @@ class _Headset(nn.Module):
         cfg = self.config
         batch = x.shape[0]
         p = nn.Conv(cfg.policy_channels, (1, 1), name="policy_conv")(x)
-        p = nn.relu(networks._head_norm(jnp.float32, "policy_norm")(p)).reshape(batch, -1)  # pylint: disable=protected-access
+        p = nn.relu(_head_norm(jnp.float32, "policy_norm")(p)).reshape(batch, -1)
         sense_logits = nn.Dense(actions.NUM_SENSES, name="sense_logits")(p)
         move_logits = nn.Dense(actions.NUM_MOVES, name="move_logits")(p)
 
         def head(name: str, outputs: int) -> Array:
             v = nn.Conv(cfg.value_channels, (1, 1), name=f"{name}_conv")(x)
-            v = nn.relu(networks._head_norm(jnp.float32, f"{name}_norm")(v)).reshape(batch, -1)  # pylint: disable=protected-access
+            v = nn.relu(_head_norm(jnp.float32, f"{name}_norm")(v)).reshape(batch, -1)
             v = nn.relu(nn.Dense(cfg.value_hidden, name=f"{name}_hidden")(v))
             return nn.Dense(outputs, name=f"{name}_out")(v)
 
@@ -148,7 +151,7 @@ class _RbcNet(nn.Module):
         x = jnp.transpose(planes.astype(jnp.float32), (0, 2, 3, 1))  # [B, 104, 8, 8] -> [B, 8, 8, 104]
         x = nn.Conv(cfg.channels, (3, 3), name="stem")(x)
         for b in range(cfg.num_blocks):
-            x = networks._ResidualBlock(cfg.channels, jnp.float32, name=f"block_{b}")(x, None)  # pylint: disable=protected-access
+            x = _ResidualBlock(cfg.channels, jnp.float32, name=f"block_{b}")(x, None)
         x = nn.relu(nn.LayerNorm(name="tower_norm")(x))
         # Every headset's parameters are made at init (``headsets`` there is all of them).
         modules = {name: _Headset(cfg, name=f"headset_{name}") for name in cfg.headsets}

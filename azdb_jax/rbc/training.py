@@ -37,7 +37,8 @@ import optax
 from azdb_jax import checkpoint
 from azdb_jax.rbc import actions, data, network
 
-__all__ = ["TrainConfig", "Batch", "make_batch", "make_optimizer", "loss_fn", "train", "evaluate", "head_table",
+__all__ = ["TrainConfig", "Batch", "make_batch", "make_optimizer", "loss_fn", "train", "mean_losses", "predict",
+           "evaluate", "head_table",
            "save_checkpoint", "load_checkpoint", "headset_index"]
 
 log = logging.getLogger(__name__)
@@ -198,6 +199,29 @@ def train(net: network.RbcNetwork, examples: data.Examples, config: TrainConfig,
 
 
 # ---------------------------------------------------------------------------- evaluation
+
+
+def mean_losses(net: network.RbcNetwork, config: TrainConfig, params: Any, examples: data.Examples,
+                chunk: int = 512) -> Dict[str, float]:
+    """Each head's loss in "all" and their weighted sum (``loss``), averaged over every
+    example of ``examples`` (training against held-out shows how far the network overfits)."""
+
+    @jax.jit
+    def heads(params, batch):
+        return _head_losses(net.apply(params, jnp.asarray(batch.planes), (network.ALL,)), batch)
+
+    weights = {"policy": config.policy_weight, "value": config.value_weight, "soon_win": config.soon_weight,
+               "soon_lose": config.soon_weight, "pieces": config.piece_weight}
+    sums = {k: 0.0 for k in weights}
+    for begin in range(0, len(examples), chunk):
+        index = np.arange(begin, min(begin + chunk, len(examples)))
+        padded = np.concatenate([index, np.full(chunk - len(index), index[-1])])  # one compiled shape
+        batch = make_batch(examples, padded, np.zeros(max(len(examples.groups), 1), np.int32))
+        for k, v in heads(params, batch).items():
+            sums[k] += float(np.sum(np.asarray(v)[0, :len(index)]))
+    means = {k: v / max(len(examples), 1) for k, v in sums.items()}
+    means["loss"] = sum(weights[k] * v for k, v in means.items())
+    return means
 
 
 def predict(net: network.RbcNetwork, params: Any, examples: data.Examples, headsets: Tuple[str, ...],
