@@ -193,3 +193,11 @@ def test_the_scripts_generate_and_train_end_to_end(tmp_path):
     bad = subprocess.run([sys.executable, "experiments/rbc_train.py", f"--examples={tmp_path}/none.npz",
                           f"--out={tmp_path}/run2"], cwd=REPO, capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.strip().endswith("none.npz does not exist")
+
+
+def test_the_training_script_refuses_bad_options_in_one_line(tmp_path):
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    run = subprocess.run([sys.executable, "experiments/rbc_train.py", f"--examples={tmp_path}",
+                          f"--out={tmp_path}/run", "--validation_fraction=1.5"], cwd=REPO, capture_output=True,
+                         text=True, env=env)
+    assert run.returncode != 0 and "--validation_fraction must be in (0, 1)" in run.stderr.strip().splitlines()[-1]
