@@ -145,7 +145,7 @@ def test_accuracies_and_baselines_on_hand_made_predictions():
     assert m["opponent_pieces_mae"] == 0.0
     assert m["soon_win_acc"] == pytest.approx(1 - examples.soon_win.mean())
     table = training.head_table([{"headset": "all", "data": "all", **m}])
-    assert "| all | all | 4 / 4 | 75.0 [100.0, 2.8] | 100.0 [100.0, 4.8] | 71.4 [57.1] (7) |" in table
+    assert "| all | all | 2: 4 / 4 | 75.0 [100.0, 2.8] | 100.0 [100.0, 4.8] | 71.4 [57.1] (7) |" in table
 
 
 def test_the_evaluator_answers_as_the_saved_parameters(tiny, trained, tmp_path):

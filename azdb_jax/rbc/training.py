@@ -258,7 +258,7 @@ def _metrics(pred: Dict[str, np.ndarray], h: int, held: data.Examples, rows: np.
              train: data.Examples, train_rows: np.ndarray) -> Dict[str, Any]:
     """One headset's accuracies on the held-out ``rows`` with their chance baselines, the
     baselines' constants taken from the training ``train_rows`` of the same group."""
-    out: Dict[str, Any] = {"examples": int(rows.size)}
+    out: Dict[str, Any] = {"examples": int(rows.size), "games": int(np.unique(held.game[rows]).size)}
     opp = slice(6, 12)
     for stage, name, count in ((0, "sense", actions.NUM_SENSES), (1, "move", None)):
         sel = rows[held.stage[rows] == stage]
@@ -339,13 +339,13 @@ def _num(row: Dict[str, Any], key: str, digits: int = 3) -> str:
 
 def head_table(rows: List[Dict[str, Any]]) -> str:
     """Markdown: one line per (headset, held-out data), each measure with its baseline in brackets."""
-    header = ("| headset | data | senses / moves | sense top-1 % [most frequent, uniform] | move top-1 % "
+    header = ("| headset | data | games: senses / moves | sense top-1 % [most frequent, uniform] | move top-1 % "
               "[most frequent, uniform legal] | winner % [majority] (decisive) | value MSE [mean] | SoonWin % "
               "[majority] (rate, recall) | SoonLose % [majority] (rate, recall) | opp. pieces MAE [mean] |")
     lines = [header, "|" + "---|" * 10]
     for r in rows:
         lines.append(
-            f"| {r['headset']} | {r['data']} | {r['sense_n']} / {r['move_n']} "
+            f"| {r['headset']} | {r['data']} | {r['games']}: {r['sense_n']} / {r['move_n']} "
             f"| {_pct(r, 'sense_top1')} [{_pct(r, 'sense_top1_most_frequent')}, {_pct(r, 'sense_top1_uniform')}] "
             f"| {_pct(r, 'move_top1')} [{_pct(r, 'move_top1_most_frequent')}, {_pct(r, 'move_top1_uniform')}] "
             f"| {_pct(r, 'winner_acc')} [{_pct(r, 'winner_acc_majority')}] ({r['decisive_n']}) "
