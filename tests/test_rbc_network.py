@@ -132,20 +132,38 @@ def test_accuracies_and_baselines_on_hand_made_predictions():
     examples = _synthetic(8)
     examples.action[:] = np.where(examples.stage == 0, 3, actions.PASS)
     examples.result[:] = [1, 1, -1, -1, 1, 0, 1, -1]
-    pred = {"sense": np.array([[3, 0, 3, 0, 5, 0, 3, 0]]), "move": np.full((1, 8), actions.PASS),
+    top5 = np.array([[[3, 1, 2, 4, 6], [0] * 5, [3, 0, 1, 2, 4], [0] * 5, [5, 3, 0, 1, 2], [0] * 5, [3, 0, 1, 2, 4],
+                      [0] * 5]])
+    pred = {"sense": top5, "move": np.full((1, 8, 5), actions.PASS),
             "value": np.array([[0.5, 0.2, 0.3, -0.1, 0.9, 0.0, -0.4, -0.8]]),
             "soon_win": np.zeros((1, 8)), "soon_lose": np.zeros((1, 8)),
             "pieces": np.tile(examples.pieces[None].astype(float), (1, 1, 1))}
     rows = np.arange(8)
     m = training._metrics(pred, 0, examples, rows, examples, rows)  # pylint: disable=protected-access
     assert m["sense_n"] == 4 and m["sense_top1"] == 0.75 and m["sense_top1_most_frequent"] == 1.0
+    assert m["sense_top5"] == 1.0 and m["sense_top5_uniform"] == pytest.approx(5 / 36)
     assert m["move_top1"] == 1.0 and m["move_top1_uniform"] == pytest.approx(1 / 21)
     assert m["decisive_n"] == 7 and m["winner_acc"] == pytest.approx(5 / 7)  # signs of 1,1,-1,-1,1,1,-1 vs value
     assert m["winner_acc_majority"] == pytest.approx(4 / 7)
     assert m["opponent_pieces_mae"] == 0.0
     assert m["soon_win_acc"] == pytest.approx(1 - examples.soon_win.mean())
     table = training.head_table([{"headset": "all", "data": "all", **m}])
-    assert "| all | all | 2: 4 / 4 | 75.0 [100.0, 2.8] | 100.0 [100.0, 4.8] | 71.4 [57.1] (7) |" in table
+    assert "| all | all | 2: 4 / 4 | 75.0 [100.0, 2.8] | 100.0 [100.0, 4.8] | 100.0, 100.0 [100.0, 100.0] | 71.4 [57.1] (7) |" \
+        in table
+
+
+def test_evaluate_measures_each_headset_on_its_groups_held_out_examples(tiny, trained):
+    net, _, _ = tiny
+    examples, _, result = trained
+    held = _synthetic(12, seed=2)
+    rows = training.evaluate(net, result.params, held, examples, chunk=16)
+    assert [(r["headset"], r["data"]) for r in rows] == [("A", "A"), ("all", "A"), ("B", "B"), ("all", "B"),
+                                                         ("all", "all")]
+    assert [r["examples"] for r in rows] == [6, 6, 6, 6, 12] and rows[-1]["sense_n"] == rows[-1]["move_n"] == 6
+    pred = training.predict(net, result.params, held, ("A",), chunk=16)
+    a_rows = np.flatnonzero(held.group == 0)
+    senses = a_rows[held.stage[a_rows] == 0]
+    assert rows[0]["sense_top1"] == np.mean(pred["sense"][0, senses, 0] == held.action[senses])
 
 
 def test_the_evaluator_answers_as_the_saved_parameters(tiny, trained, tmp_path):

@@ -226,14 +226,15 @@ def mean_losses(net: network.RbcNetwork, config: TrainConfig, params: Any, examp
 
 def predict(net: network.RbcNetwork, params: Any, examples: data.Examples, headsets: Tuple[str, ...],
             chunk: int = 512) -> Dict[str, np.ndarray]:
-    """Each asked headset's predictions on every example, ``[H, N]`` (``pieces``: ``[H, N, 12]``):
-    the top sense, the top legal move, the value, SoonWin / SoonLose probabilities."""
+    """Each asked headset's predictions on every example, ``[H, N]``: the 5 most likely senses
+    and legal moves (``[H, N, 5]``, best first), the value, SoonWin / SoonLose probabilities
+    and the piece counts (``[H, N, 12]``)."""
 
     @jax.jit
     def run(params, planes, legal):
         out = net.apply(params, planes, headsets)
-        return {"sense": jnp.argmax(out.sense_logits, -1), "move": jnp.argmax(jnp.where(legal[None], out.move_logits,
-                                                                                          _NEG), -1),
+        moves = jnp.where(legal[None], out.move_logits, _NEG)
+        return {"sense": jax.lax.top_k(out.sense_logits, 5)[1], "move": jax.lax.top_k(moves, 5)[1],
                 "value": out.value, "soon_win": jax.nn.sigmoid(out.soon_win_logit),
                 "soon_lose": jax.nn.sigmoid(out.soon_lose_logit), "pieces": out.piece_counts}
 
@@ -247,11 +248,12 @@ def predict(net: network.RbcNetwork, params: Any, examples: data.Examples, heads
     return {k: np.concatenate(v, axis=1) for k, v in parts.items()}
 
 
-def _most_frequent(values: np.ndarray, default: int = 0) -> int:
+def _most_frequent(values: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` most frequent values, most frequent first (ties: the smaller value); [-1] if none."""
     if values.size == 0:
-        return default
+        return np.asarray([-1])
     kinds, counts = np.unique(values, return_counts=True)
-    return int(kinds[np.argmax(counts)])
+    return kinds[np.argsort(-counts, kind="stable")[:k]]
 
 
 def _metrics(pred: Dict[str, np.ndarray], h: int, held: data.Examples, rows: np.ndarray,
@@ -267,14 +269,15 @@ def _metrics(pred: Dict[str, np.ndarray], h: int, held: data.Examples, rows: np.
         if not sel.size:
             continue
         target = held.action[sel]
-        out[f"{name}_top1"] = float(np.mean(pred[name][h, sel] == target))
-        frequent = _most_frequent(train.action[train_sel])
-        out[f"{name}_top1_most_frequent"] = float(np.mean(target == frequent))
-        if count is not None:
-            out[f"{name}_top1_uniform"] = 1.0 / count
-        else:
-            legal = data.unpack_mask(held.legal[sel]).sum(axis=1)
-            out[f"{name}_top1_uniform"] = float(np.mean(1.0 / legal))
+        top = pred[name][h, sel]  # [n, 5]
+        out[f"{name}_top1"] = float(np.mean(top[:, 0] == target))
+        out[f"{name}_top5"] = float(np.mean(np.any(top == target[:, None], axis=1)))
+        frequent = _most_frequent(train.action[train_sel], 5)
+        out[f"{name}_top1_most_frequent"] = float(np.mean(target == frequent[0]))
+        out[f"{name}_top5_most_frequent"] = float(np.mean(np.isin(target, frequent)))
+        legal = np.full(sel.size, count) if count is not None else data.unpack_mask(held.legal[sel]).sum(axis=1)
+        out[f"{name}_top1_uniform"] = float(np.mean(1.0 / legal))
+        out[f"{name}_top5_uniform"] = float(np.mean(np.minimum(5.0 / legal, 1.0)))
     result = held.result[rows].astype(np.float64)
     value = pred["value"][h, rows]
     decisive = result != 0
@@ -302,8 +305,8 @@ def _metrics(pred: Dict[str, np.ndarray], h: int, held: data.Examples, rows: np.
     return out
 
 
-def evaluate(net: network.RbcNetwork, params: Any, held: data.Examples, train: data.Examples
-             ) -> List[Dict[str, Any]]:
+def evaluate(net: network.RbcNetwork, params: Any, held: data.Examples, train: data.Examples, *,
+             chunk: int = 512) -> List[Dict[str, Any]]:
     """Head accuracies on the held-out examples: for each group of the held-out data, its
     own headset (if the network has one) and "all" on that group's examples, then "all" on
     every example (the diagonal and the "All" row of the paper's Tables 6-8). Baselines:
@@ -311,7 +314,7 @@ def evaluate(net: network.RbcNetwork, params: Any, held: data.Examples, train: d
     senses, the mean of 1 / legal requests for moves), the majority winner, the training
     mean value and piece counts, the majority SoonWin / SoonLose class."""
     headsets = net.config.headsets
-    pred = predict(net, params, held, headsets)
+    pred = predict(net, params, held, headsets, chunk)
     rows_out = []
     groups = list(held.groups)
     for gi, group in enumerate(groups):
@@ -340,14 +343,16 @@ def _num(row: Dict[str, Any], key: str, digits: int = 3) -> str:
 def head_table(rows: List[Dict[str, Any]]) -> str:
     """Markdown: one line per (headset, held-out data), each measure with its baseline in brackets."""
     header = ("| headset | data | games: senses / moves | sense top-1 % [most frequent, uniform] | move top-1 % "
-              "[most frequent, uniform legal] | winner % [majority] (decisive) | value MSE [mean] | SoonWin % "
+              "[most frequent, uniform legal] | top-5 % senses, moves [most frequent] | winner % [majority] (decisive) | value MSE [mean] | SoonWin % "
               "[majority] (rate, recall) | SoonLose % [majority] (rate, recall) | opp. pieces MAE [mean] |")
-    lines = [header, "|" + "---|" * 10]
+    lines = [header, "|" + "---|" * 11]
     for r in rows:
         lines.append(
             f"| {r['headset']} | {r['data']} | {r['games']}: {r['sense_n']} / {r['move_n']} "
             f"| {_pct(r, 'sense_top1')} [{_pct(r, 'sense_top1_most_frequent')}, {_pct(r, 'sense_top1_uniform')}] "
             f"| {_pct(r, 'move_top1')} [{_pct(r, 'move_top1_most_frequent')}, {_pct(r, 'move_top1_uniform')}] "
+            f"| {_pct(r, 'sense_top5')}, {_pct(r, 'move_top5')} [{_pct(r, 'sense_top5_most_frequent')}, "
+            f"{_pct(r, 'move_top5_most_frequent')}] "
             f"| {_pct(r, 'winner_acc')} [{_pct(r, 'winner_acc_majority')}] ({r['decisive_n']}) "
             f"| {_num(r, 'value_mse')} [{_num(r, 'value_mse_mean')}] "
             f"| {_pct(r, 'soon_win_acc')} [{_pct(r, 'soon_win_acc_majority')}] ({_pct(r, 'soon_win_rate')}, "
