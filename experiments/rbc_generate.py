@@ -48,6 +48,8 @@ _SCHEME = flags.DEFINE_enum("scheme", "player", list(data.HEADSET_SCHEMES), "Hea
                             "name, or the player's and the opponent's (matchup).")
 _MULTIPLICITY = flags.DEFINE_integer("multiplicity", 1, "Times each game is extracted (different samples).",
                                      lower_bound=1)
+_GAME_PREFIX = flags.DEFINE_string("game_prefix", "", "Prefix of the examples' game names (the held-out split "
+                                   "hashes them; runs whose histories share file names need different prefixes).")
 _GAMES_PER_PART = flags.DEFINE_integer("games_per_part", 25, "Games per examples file.", lower_bound=1)
 for _name in ("seconds_per_move", "seconds_per_player"):
     flags.register_validator(_name, lambda value: value > 0, message=f"--{_name} must be > 0")
@@ -80,7 +82,7 @@ def main(argv):
         per = _GAMES_PER_PART.value
         total = 0
         for k in range(0, len(paths), per):
-            examples = data.history_examples(paths[k:k + per], config, root=folder)
+            examples = data.history_examples(paths[k:k + per], config, root=folder, prefix=_GAME_PREFIX.value)
             path = examples.save(out / "examples" / f"part_{k // per:03d}.npz")
             total += len(examples)
             print(f"{path}: {len(examples)} examples from {len(examples.games)} games "

@@ -1,7 +1,7 @@
 """Reconnaissance Blind Chess: train the synopsis network with headsets and measure its heads on held-out games.
 
 Reads the examples written by ``experiments/rbc_generate.py --examples`` (``--examples``:
-a folder of ``.npz`` files or one file), holds out ``--validation_fraction`` of the games
+folders of ``.npz`` files or files, comma-separated), holds out ``--validation_fraction`` of the games
 by a hash of their names (no game in both sets), makes one headset per group (player)
 with at least ``--min_headset_examples`` training examples besides "all", trains with
 Adam for ``--steps`` minibatches or ``--seconds`` (``azdb_jax.rbc.training.train``), saves
@@ -23,8 +23,8 @@ from absl import app, flags
 from azdb_jax import cli, files
 from azdb_jax.cli import common_flags
 
-_EXAMPLES = flags.DEFINE_string("examples", None, "A folder of examples .npz files (all of them) or one file.",
-                                required=True)
+_EXAMPLES = flags.DEFINE_string("examples", None, "Folders of examples .npz files (all of them) or files, "
+                                "comma-separated.", required=True)
 _OUT = common_flags.define_out("Run folder: checkpoints/, report.json, heads.md.", required=True)
 _SEED = common_flags.define_seed("Seed of the initial parameters and the minibatches.")
 _VALIDATION = flags.DEFINE_float("validation_fraction", 0.1, "Fraction of the games held out (0 < f < 1).")
@@ -53,13 +53,16 @@ def main(argv):
     import numpy as np  # pylint: disable=g-import-not-at-top
     from azdb_jax.rbc import data, network, training  # pylint: disable=g-import-not-at-top
 
-    source = pathlib.Path(_EXAMPLES.value)
-    if source.is_dir():
-        paths = sorted(source.glob("*.npz"))
-        if not paths:
-            raise ValueError(f"--examples: no .npz file in {source}")
-    else:
-        paths = [source]
+    paths = []
+    for part in (p.strip() for p in _EXAMPLES.value.split(",") if p.strip()):
+        source = pathlib.Path(part)
+        if source.is_dir():
+            found = sorted(source.glob("*.npz"))
+            if not found:
+                raise ValueError(f"--examples: no .npz file in {source}")
+            paths.extend(found)
+        else:
+            paths.append(source)
     examples = data.Examples.load(paths)
     train_set, held = data.split_by_game(examples, _VALIDATION.value, _SPLIT_SALT.value)
     if not len(train_set) or not len(held):

@@ -472,17 +472,19 @@ def list_histories(folder) -> List[pathlib.Path]:
 
 
 def history_examples(paths: Sequence[pathlib.Path], config: ExampleConfig = ExampleConfig(), *,
-                     root: Optional[pathlib.Path] = None,
+                     root: Optional[pathlib.Path] = None, prefix: str = "",
                      progress: Optional[Callable[[str, int, Dict[str, int]], None]] = None) -> Examples:
     """Examples of both players of every history in ``paths``, ``config.multiplicity`` times
-    each. A game is named by its path relative to ``root`` (default: its file name)."""
+    each. A game is named ``prefix`` + its path relative to ``root`` (default: its file
+    name); examples files with the same game name are one game to ``split_by_game``, so
+    histories of different runs need different prefixes."""
     rows: List[Dict] = []
     games: List[str] = []
     groups: List[str] = []
     for path in paths:
         path = pathlib.Path(path)
         history = load_history(path)
-        name = str(path.relative_to(root)) if root is not None else path.name
+        name = prefix + (str(path.relative_to(root)) if root is not None else path.name)
         games.append(name)
         names = {chess.WHITE: history.get_white_player_name(), chess.BLACK: history.get_black_player_name()}
         made = 0
