@@ -2,7 +2,8 @@
 
 Reads the examples written by ``experiments/rbc_generate.py --examples`` (``--examples``:
 folders of ``.npz`` files or files, comma-separated), holds out ``--validation_fraction`` of the games
-by a hash of their names (no game in both sets), makes one headset per group (player)
+by a hash of their names (no game in both sets), sets ``--dev_fraction`` of the other
+games apart to keep the step with the least dev loss, makes one headset per group (player)
 with at least ``--min_headset_examples`` training examples besides "all", trains with
 Adam for ``--steps`` minibatches or ``--seconds`` (``azdb_jax.rbc.training.train``), saves
 the checkpoint (``<out>/checkpoints/<step>``, orbax through ``azdb_jax.checkpoint``; load
@@ -28,6 +29,9 @@ _EXAMPLES = flags.DEFINE_string("examples", None, "Folders of examples .npz file
 _OUT = common_flags.define_out("Run folder: checkpoints/, report.json, heads.md.", required=True)
 _SEED = common_flags.define_seed("Seed of the initial parameters and the minibatches.")
 _VALIDATION = flags.DEFINE_float("validation_fraction", 0.1, "Fraction of the games held out (0 < f < 1).")
+_DEV = flags.DEFINE_float("dev_fraction", 0.1, "Fraction of the training games set apart to pick the step with the "
+                          "least dev loss (0: none, the last step is kept).")
+_EVAL_EVERY = flags.DEFINE_integer("eval_every", 500, "Steps between dev measurements.", lower_bound=1)
 _SPLIT_SALT = flags.DEFINE_string("split_salt", "", "Mixed into the game-name hash that picks the held-out games.")
 _MIN_HEADSET = flags.DEFINE_integer("min_headset_examples", 200, "Training examples a group needs for a headset "
                                     "of its own.", lower_bound=1)
@@ -44,6 +48,7 @@ _STEPS = flags.DEFINE_integer("steps", 100_000, "The most minibatches.", lower_b
 _SECONDS = flags.DEFINE_float("seconds", None, "Wall-clock budget for training (default: none).")
 flags.register_validator("learning_rate", lambda v: v > 0, message="--learning_rate must be > 0")
 flags.register_validator("seconds", lambda v: v is None or v > 0, message="--seconds must be > 0")
+flags.register_validator("dev_fraction", lambda v: 0 <= v < 1, message="--dev_fraction must be in [0, 1)")
 flags.register_validator("validation_fraction", lambda v: 0 < v < 1, message="--validation_fraction must be in "
                          "(0, 1)")
 
@@ -68,6 +73,12 @@ def main(argv):
     if not len(train_set) or not len(held):
         raise ValueError(f"--validation_fraction={_VALIDATION.value} leaves {len(train_set)} training and "
                          f"{len(held)} held-out examples from {len(examples.games)} games: both must be > 0")
+    dev = None
+    if _DEV.value > 0:
+        train_set, dev = data.split_by_game(train_set, _DEV.value, _SPLIT_SALT.value + "/dev")
+        if not len(train_set) or not len(dev):
+            raise ValueError(f"--dev_fraction={_DEV.value} leaves {len(train_set)} training and {len(dev)} dev "
+                             "examples: both must be > 0 (or give --dev_fraction=0)")
     counts = {g: int(np.sum(train_set.group == i)) for i, g in enumerate(train_set.groups)}
     headsets = tuple(g for g, n in sorted(counts.items()) if n >= _MIN_HEADSET.value and g != network.ALL)
     net_config = network.RbcNetConfig(headsets=headsets, channels=_CHANNELS.value, num_blocks=_BLOCKS.value,
@@ -77,16 +88,22 @@ def main(argv):
                                   seconds=_SECONDS.value, seed=_SEED.value)
     net = network.make_rbc_network(net_config)
     held_games = sorted({held.games[i] for i in np.unique(held.game)})
-    print(f"{len(examples)} examples from {len(examples.games)} games: {len(train_set)} training, {len(held)} "
+    print(f"{len(examples)} examples from {len(examples.games)} games: {len(train_set)} training, "
+          f"{len(dev) if dev else 0} dev, {len(held)} "
           f"held out ({len(held_games)} games); headsets {', '.join(net_config.headsets)} (stop gradient: "
           f"{', '.join(net_config.stop_gradient) or 'none'}); training examples per group {counts}", flush=True)
 
     def progress(row):
+        if row.get("dev"):
+            print(f"dev at step {row['step']}: loss {row['loss']:.3f} (all: policy {row['policy']:.3f} value "
+                  f"{row['value']:.3f})", flush=True)
+            return
         print(f"step {row['step']}: loss {row['loss']:.3f} (all: policy {row['policy']:.3f} value "
               f"{row['value']:.3f} soon win {row['soon_win']:.3f} lose {row['soon_lose']:.3f} pieces "
               f"{row['pieces']:.3f}), {row['seconds']:.0f} s", flush=True)
 
-    result = training.train(net, train_set, config, log_every=200, progress=progress)
+    result = training.train(net, train_set, config, dev=dev, eval_every=_EVAL_EVERY.value, log_every=200,
+                            progress=progress)
     out = pathlib.Path(_OUT.value)
     saved = training.save_checkpoint(out / "checkpoints", net, config, result.params, result.opt_state, result.step,
                                      extra={"examples": [str(p) for p in paths],
@@ -101,9 +118,11 @@ def main(argv):
         "examples": len(examples), "games": len(examples.games), "training_examples": len(train_set),
         "held_out_examples": len(held), "held_out_games": held_games, "training_examples_per_group": counts,
         "network": dataclasses.asdict(net_config), "train": dataclasses.asdict(config), "steps": result.step,
-        "train_seconds": result.seconds, "losses": result.losses, "final_losses_all_headset": losses, "heads": rows,
+        "train_seconds": result.seconds, "steps_run": result.steps_run, "dev_examples": len(dev) if dev else 0,
+        "dev_losses": result.dev_losses, "losses": result.losses, "final_losses_all_headset": losses, "heads": rows,
         "checkpoint": str(saved)}, indent=1))
-    print(f"trained {result.step} steps in {result.seconds:.0f} s; checkpoint {saved}; evaluated in "
+    print(f"trained {result.steps_run} steps in {result.seconds:.0f} s, kept step {result.step}; checkpoint {saved}; "
+          f"evaluated in "
           f"{time.perf_counter() - start:.0f} s")
     for name, values in losses.items():
         print(f"{name} losses in the all headset: " + ", ".join(f"{k} {v:.3f}" for k, v in values.items()))

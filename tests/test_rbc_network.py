@@ -52,11 +52,13 @@ def tiny():
 
 @pytest.fixture(scope="module")
 def trained(tiny):
-    """25 Adam steps on 16 synthetic examples, from the tiny network's initial parameters."""
+    """25 Adam steps on 16 synthetic examples from the tiny network's initial parameters, the
+    same examples as dev examples measured every 5 steps."""
     net, params, _ = tiny
     examples = _synthetic(16)
     config = training.TrainConfig(batch_size=16, steps=25, learning_rate=3e-3)
-    return examples, config, training.train(net, examples, config, params=params, log_every=5)
+    return examples, config, training.train(net, examples, config, params=params, log_every=5, dev=examples,
+                                            eval_every=5, dev_chunk=16)
 
 
 def test_heads_have_rbcs_sizes_for_every_headset(tiny):
@@ -122,10 +124,20 @@ def test_a_few_steps_lower_the_loss(tiny, trained):
     assert batch.headset.tolist() == [1, 1, 2, 2] * 4
     loss = jax.jit(lambda p: training.loss_fn(net, config, p, batch)[0])
     before, after = float(loss(params)), float(loss(result.params))
-    assert result.step == 25 and after < 0.7 * before
+    assert result.steps_run == 25 and after < 0.7 * before
     assert result.losses[0]["step"] == 1 and result.losses[-1]["step"] == 25
     with pytest.raises(ValueError, match="TrainConfig.batch_size"):
         training.TrainConfig(batch_size=0)
+
+
+def test_dev_examples_pick_the_step_with_the_least_dev_loss(tiny, trained):
+    net, _, _ = tiny
+    examples, config, result = trained
+    assert [r["step"] for r in result.dev_losses] == [5, 10, 15, 20, 25] and result.steps_run == 25
+    best = min(result.dev_losses, key=lambda r: r["loss"])
+    assert result.step == best["step"]
+    again = training.mean_losses(net, config, result.params, examples, chunk=16)
+    assert again["loss"] == pytest.approx(best["loss"], rel=1e-4)
 
 
 def test_accuracies_and_baselines_on_hand_made_predictions():
@@ -148,8 +160,8 @@ def test_accuracies_and_baselines_on_hand_made_predictions():
     assert m["opponent_pieces_mae"] == 0.0
     assert m["soon_win_acc"] == pytest.approx(1 - examples.soon_win.mean())
     table = training.head_table([{"headset": "all", "data": "all", **m}])
-    assert "| all | all | 2: 4 / 4 | 75.0 [100.0, 2.8] | 100.0 [100.0, 4.8] | 100.0, 100.0 [100.0, 100.0] | 71.4 [57.1] (7) |" \
-        in table
+    assert ("| all | all | 2: 4 / 4 | 75.0 [100.0, 2.8] | 100.0 [100.0, 4.8] | 100.0, 100.0 [100.0, 100.0] "
+            "| 71.4 [57.1] (7) |") in table
 
 
 def test_evaluate_measures_each_headset_on_its_groups_held_out_examples(tiny, trained):
@@ -170,7 +182,7 @@ def test_the_evaluator_answers_as_the_saved_parameters(tiny, trained, tmp_path):
     net, _, _ = tiny
     _, config, result = trained
     saved = training.save_checkpoint(tmp_path / "ckpt", net, config, result.params, result.opt_state, result.step)
-    assert saved.name == "25"
+    assert saved.name == str(result.step)
     model = evaluator.Evaluator(tmp_path / "ckpt")
     assert model.headsets == ("all", "A", "B") and model.config["network"]["channels"] == 8
     synopses = _synthetic(5, seed=1).synopses

@@ -13,8 +13,10 @@ player whose decision it is, ``data.headset_of``), with one loss per head (§5.2
 The paper applies one SGD step to one headset at a time, alternating by training weights;
 here every minibatch (drawn uniformly from the training examples) steps every headset its
 examples reach at once with Adam, which gives each headset a weight proportional to its
-examples and "all" the sum. Headsets named in ``RbcNetConfig.stop_gradient`` do not move
-the tower (Table 1's "Stop Gradient" column, set for the Random headset).
+examples and "all" the sum. With dev examples (games held apart from the training and the
+held-out ones) the parameters of the step with the least dev loss are kept. Headsets named
+in ``RbcNetConfig.stop_gradient`` do not move the tower (Table 1's "Stop Gradient" column,
+set for the Random headset).
 
 ``evaluate`` measures each headset on held-out examples the way Tables 1 and 6-8 do
 (top-1 action accuracy, winner accuracy) plus the auxiliary heads, each beside a chance
@@ -37,8 +39,8 @@ import optax
 from azdb_jax import checkpoint
 from azdb_jax.rbc import actions, data, network
 
-__all__ = ["TrainConfig", "Batch", "make_batch", "make_optimizer", "loss_fn", "train", "mean_losses", "predict",
-           "evaluate", "head_table",
+__all__ = ["TrainConfig", "Batch", "make_batch", "make_optimizer", "loss_fn", "train", "TrainResult", "mean_losses",
+           "make_mean_losses", "predict", "evaluate", "head_table",
            "save_checkpoint", "load_checkpoint", "headset_index"]
 
 log = logging.getLogger(__name__)
@@ -153,25 +155,36 @@ def loss_fn(net: network.RbcNetwork, config: TrainConfig, params: Any, batch: Ba
 
 
 class TrainResult(NamedTuple):
-    params: Any
-    opt_state: Any
+    params: Any  # the parameters of ``step`` (the best step on the dev examples when given)
+    opt_state: Any  # the optimiser state of that step
     step: int
     seconds: float
     losses: List[Dict[str, float]]  # every ``log_every`` steps: step, total and each head's "all" loss
+    steps_run: int = 0  # steps taken in all
+    dev_losses: Optional[List[Dict[str, float]]] = None  # every ``eval_every`` steps: step, ``mean_losses`` on dev
 
 
 def train(net: network.RbcNetwork, examples: data.Examples, config: TrainConfig, *, params: Any = None,
-          log_every: int = 50, progress: Optional[Callable[[Dict[str, float]], None]] = None) -> TrainResult:
+          dev: Optional[data.Examples] = None, eval_every: int = 500, dev_chunk: int = 512, log_every: int = 50,
+          progress: Optional[Callable[[Dict[str, float]], None]] = None) -> TrainResult:
     """Adam on uniformly drawn minibatches of ``examples`` until ``config.steps`` or
-    ``config.seconds`` (module docstring); ``params`` continues from given parameters."""
+    ``config.seconds`` (module docstring); ``params`` continues from given parameters.
+
+    With ``dev`` examples (games apart from both the training and the held-out ones), their
+    mean loss is measured every ``eval_every`` steps and at the end, and the parameters of
+    the step with the least are returned (early stopping without looking at the held-out
+    games)."""
     if len(examples) == 0:
         raise ValueError("no training examples")
+    if dev is not None and len(dev) == 0:
+        raise ValueError("no dev examples (give None to train without)")
     rng = np.random.default_rng(config.seed)
     if params is None:
         params = net.init(jax.random.PRNGKey(config.seed))
     optimizer = make_optimizer(config)
     opt_state = optimizer.init(params)
     group_headset = headset_index(net.config, examples.groups)
+    dev_loss = make_mean_losses(net, config, dev_chunk) if dev is not None else None
 
     @jax.jit
     def step_fn(params, opt_state, batch):
@@ -181,7 +194,20 @@ def train(net: network.RbcNetwork, examples: data.Examples, config: TrainConfig,
 
     start = time.perf_counter()
     losses: List[Dict[str, float]] = []
+    dev_losses: List[Dict[str, float]] = []
+    best = (np.inf, params, opt_state, 0)
     step = 0
+
+    def check_dev():
+        nonlocal best
+        row = {"step": step, **dev_loss(params, dev)}
+        dev_losses.append(row)
+        log.info("dev at step %d: %s", step, row)
+        if progress is not None:
+            progress({"dev": True, **row})
+        if row["loss"] < best[0]:
+            best = (row["loss"], params, opt_state, step)
+
     while step < config.steps:
         if config.seconds is not None and time.perf_counter() - start > config.seconds:
             break
@@ -195,16 +221,22 @@ def train(net: network.RbcNetwork, examples: data.Examples, config: TrainConfig,
             log.info("step %d: %s", step, row)
             if progress is not None:
                 progress(row)
-    return TrainResult(params, opt_state, step, time.perf_counter() - start, losses)
+        if dev is not None and step % eval_every == 0:
+            check_dev()
+    if dev is None:
+        return TrainResult(params, opt_state, step, time.perf_counter() - start, losses, step)
+    if not dev_losses or dev_losses[-1]["step"] != step:
+        check_dev()
+    _, params, opt_state, best_step = best
+    return TrainResult(params, opt_state, best_step, time.perf_counter() - start, losses, step, dev_losses)
 
 
 # ---------------------------------------------------------------------------- evaluation
 
 
-def mean_losses(net: network.RbcNetwork, config: TrainConfig, params: Any, examples: data.Examples,
-                chunk: int = 512) -> Dict[str, float]:
-    """Each head's loss in "all" and their weighted sum (``loss``), averaged over every
-    example of ``examples`` (training against held-out shows how far the network overfits)."""
+def make_mean_losses(net: network.RbcNetwork, config: TrainConfig, chunk: int = 512
+                     ) -> Callable[[Any, data.Examples], Dict[str, float]]:
+    """``mean_losses`` with one compiled function for every call."""
 
     @jax.jit
     def heads(params, batch):
@@ -212,16 +244,27 @@ def mean_losses(net: network.RbcNetwork, config: TrainConfig, params: Any, examp
 
     weights = {"policy": config.policy_weight, "value": config.value_weight, "soon_win": config.soon_weight,
                "soon_lose": config.soon_weight, "pieces": config.piece_weight}
-    sums = {k: 0.0 for k in weights}
-    for begin in range(0, len(examples), chunk):
-        index = np.arange(begin, min(begin + chunk, len(examples)))
-        padded = np.concatenate([index, np.full(chunk - len(index), index[-1])])  # one compiled shape
-        batch = make_batch(examples, padded, np.zeros(max(len(examples.groups), 1), np.int32))
-        for k, v in heads(params, batch).items():
-            sums[k] += float(np.sum(np.asarray(v)[0, :len(index)]))
-    means = {k: v / max(len(examples), 1) for k, v in sums.items()}
-    means["loss"] = sum(weights[k] * v for k, v in means.items())
-    return means
+
+    def run(params: Any, examples: data.Examples) -> Dict[str, float]:
+        sums = {k: 0.0 for k in weights}
+        for begin in range(0, len(examples), chunk):
+            index = np.arange(begin, min(begin + chunk, len(examples)))
+            padded = np.concatenate([index, np.full(chunk - len(index), index[-1])])  # one compiled shape
+            batch = make_batch(examples, padded, np.zeros(max(len(examples.groups), 1), np.int32))
+            for k, v in heads(params, batch).items():
+                sums[k] += float(np.sum(np.asarray(v)[0, :len(index)]))
+        means = {k: v / max(len(examples), 1) for k, v in sums.items()}
+        means["loss"] = sum(weights[k] * v for k, v in means.items())
+        return means
+
+    return run
+
+
+def mean_losses(net: network.RbcNetwork, config: TrainConfig, params: Any, examples: data.Examples,
+                chunk: int = 512) -> Dict[str, float]:
+    """Each head's loss in "all" and their weighted sum (``loss``), averaged over every
+    example of ``examples`` (training against held-out shows how far the network overfits)."""
+    return make_mean_losses(net, config, chunk)(params, examples)
 
 
 def predict(net: network.RbcNetwork, params: Any, examples: data.Examples, headsets: Tuple[str, ...],
@@ -343,7 +386,8 @@ def _num(row: Dict[str, Any], key: str, digits: int = 3) -> str:
 def head_table(rows: List[Dict[str, Any]]) -> str:
     """Markdown: one line per (headset, held-out data), each measure with its baseline in brackets."""
     header = ("| headset | data | games: senses / moves | sense top-1 % [most frequent, uniform] | move top-1 % "
-              "[most frequent, uniform legal] | top-5 % senses, moves [most frequent] | winner % [majority] (decisive) | value MSE [mean] | SoonWin % "
+              "[most frequent, uniform legal] | top-5 % senses, moves [most frequent] | winner % [majority] "
+              "(decisive) | value MSE [mean] | SoonWin % "
               "[majority] (rate, recall) | SoonLose % [majority] (rate, recall) | opp. pieces MAE [mean] |")
     lines = [header, "|" + "---|" * 11]
     for r in rows:
