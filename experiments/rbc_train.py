@@ -44,6 +44,7 @@ _POLICY_CHANNELS = flags.DEFINE_integer("policy_channels", 4, "1x1-conv channels
 _VALUE_HIDDEN = flags.DEFINE_integer("value_hidden", 64, "Hidden units of the value-like heads.", lower_bound=1)
 _BATCH = flags.DEFINE_integer("batch_size", 128, "Examples per minibatch.", lower_bound=1)
 _LR = flags.DEFINE_float("learning_rate", 1e-3, "Adam's step size (> 0).")
+_WEIGHT_DECAY = flags.DEFINE_float("weight_decay", 0.0, "AdamW's weight decay (0: Adam).", lower_bound=0.0)
 _STEPS = flags.DEFINE_integer("steps", 100_000, "The most minibatches.", lower_bound=1)
 _SECONDS = flags.DEFINE_float("seconds", None, "Wall-clock budget for training (default: none).")
 flags.register_validator("learning_rate", lambda v: v > 0, message="--learning_rate must be > 0")
@@ -84,8 +85,8 @@ def main(argv):
     net_config = network.RbcNetConfig(headsets=headsets, channels=_CHANNELS.value, num_blocks=_BLOCKS.value,
                                       policy_channels=_POLICY_CHANNELS.value, value_hidden=_VALUE_HIDDEN.value,
                                       stop_gradient=tuple(h for h in _STOP_GRADIENT.value if h in headsets))
-    config = training.TrainConfig(batch_size=_BATCH.value, learning_rate=_LR.value, steps=_STEPS.value,
-                                  seconds=_SECONDS.value, seed=_SEED.value)
+    config = training.TrainConfig(batch_size=_BATCH.value, learning_rate=_LR.value, weight_decay=_WEIGHT_DECAY.value,
+                                  steps=_STEPS.value, seconds=_SECONDS.value, seed=_SEED.value)
     net = network.make_rbc_network(net_config)
     held_games = sorted({held.games[i] for i in np.unique(held.game)})
     print(f"{len(examples)} examples from {len(examples.games)} games: {len(train_set)} training, "

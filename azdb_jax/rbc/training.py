@@ -54,6 +54,7 @@ class TrainConfig:
     Attributes:
       batch_size: examples per minibatch.
       learning_rate: Adam's step size.
+      weight_decay: AdamW's decoupled weight decay (0: plain Adam).
       max_grad_norm: gradients are clipped to this global norm.
       steps: the most minibatches.
       seconds: a wall-clock budget for the steps (None: none); training stops at whichever
@@ -65,6 +66,7 @@ class TrainConfig:
 
     batch_size: int = 128
     learning_rate: float = 1e-3
+    weight_decay: float = 0.0
     max_grad_norm: float = 1.0
     steps: int = 1000
     seconds: Optional[float] = None
@@ -84,7 +86,7 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{name} must be > 0, got {getattr(self, name)!r}")
         if self.seconds is not None and not self.seconds > 0:
             raise ValueError(f"TrainConfig.seconds must be > 0 or None, got {self.seconds!r}")
-        for name in ("policy_weight", "value_weight", "soon_weight", "piece_weight"):
+        for name in ("weight_decay", "policy_weight", "value_weight", "soon_weight", "piece_weight"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"TrainConfig.{name} must be >= 0, got {getattr(self, name)!r}")
 
@@ -123,6 +125,9 @@ def make_batch(examples: data.Examples, index: np.ndarray, group_headset: np.nda
 
 
 def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
+    if config.weight_decay > 0:
+        return optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
+                           optax.adamw(config.learning_rate, weight_decay=config.weight_decay))
     return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.learning_rate))
 
 
