@@ -12,7 +12,7 @@ trained on recorded games (§5.3, Table 1). This module makes both halves locall
   sense and every move decision a synopsis of a uniform sample of at most
   ``synopsis_boards`` possible boards is made (the paper's limited state set size ℓ:
   "represents infostates with sets of world states and then subsamples to a manageable
-  cardinality", §6 discussion; sampling makes extraction non-deterministic, which is why
+  cardinality", §5.1; sampling makes extraction non-deterministic, which is why
   the paper extracts each game several times, ``multiplicity``). Each example records
 
   * ``stage`` 0 (sense) / 1 (move) and ``action``: the sense index or the index of the
