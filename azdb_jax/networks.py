@@ -107,7 +107,7 @@ class Network(NamedTuple):
     config: NetworkConfig
 
 
-class _ResidualBlock(nn.Module):
+class ResidualBlock(nn.Module):
     """x + conv(relu(norm(conv(relu(norm(x)))))), norms optionally FiLM-modulated."""
 
     channels: int
@@ -155,7 +155,7 @@ class _Stem(nn.Module):
         return conv(x, kernel[:, :, :c]) + per_player[player] + bias
 
 
-def _head_norm(dtype: Any, name: str) -> nn.LayerNorm:
+def head_norm(dtype: Any, name: str) -> nn.LayerNorm:
     """LayerNorm over a head's whole [H, W, C] map: heads have 1-2 channels, so
     normalising over channels alone would erase them (a 1-channel map becomes 0)."""
     return nn.LayerNorm(reduction_axes=(-3, -2, -1), feature_axes=-1, dtype=dtype, name=name)
@@ -183,16 +183,16 @@ class _AZNet(nn.Module):
             if cfg.latent == "film":
                 latent = jax.nn.one_hot(player, self.num_players, dtype=dtype)  # [B, n]
                 film = nn.Dense(2 * cfg.channels, dtype=dtype, name=f"film_{b}")(latent)
-            x = _ResidualBlock(cfg.channels, dtype, name=f"block_{b}")(x, film)
+            x = ResidualBlock(cfg.channels, dtype, name=f"block_{b}")(x, film)
         x = nn.relu(nn.LayerNorm(dtype=dtype, name="torso_norm")(x))
 
         p = nn.Conv(cfg.policy_channels, (1, 1), dtype=dtype, name="policy_conv")(x)
-        p = nn.relu(_head_norm(dtype, "policy_norm")(p))
+        p = nn.relu(head_norm(dtype, "policy_norm")(p))
         logits = nn.Dense(self.num_actions, dtype=dtype, name="policy_logits")(p.reshape(p.shape[0], -1))
 
         def value_head(name: str) -> Array:
             v = nn.Conv(cfg.value_channels, (1, 1), dtype=dtype, name=f"{name}_conv")(x)
-            v = nn.relu(_head_norm(dtype, f"{name}_norm")(v))
+            v = nn.relu(head_norm(dtype, f"{name}_norm")(v))
             v = nn.relu(nn.Dense(cfg.value_hidden, dtype=dtype, name=f"{name}_hidden")(v.reshape(v.shape[0], -1)))
             return nn.Dense(1, dtype=dtype, name=f"{name}_out")(v)[:, 0].astype(jnp.float32)
 
@@ -257,4 +257,4 @@ def num_params(params: Params) -> int:
     return int(sum(x.size for x in jax.tree_util.tree_leaves(params)))
 
 
-__all__ = ["NetworkConfig", "NetOutput", "Network", "make_network", "num_params", "LATENT_MODES"]
+__all__ = ["NetworkConfig", "NetOutput", "Network", "ResidualBlock", "head_norm", "make_network", "num_params", "LATENT_MODES"]

@@ -3,7 +3,7 @@
 The input is one synopsis: 104 bitboard planes (``synopsis.synopsis``), unpacked to
 ``[104, 8, 8]`` booleans and read as 104 channels of an 8x8 image. A 3x3 convolution
 makes ``channels`` features and the library's pre-activation residual blocks
-(``networks._ResidualBlock``, the AlphaZero network's tower) follow, then LayerNorm and
+(``networks.ResidualBlock``, the AlphaZero network's tower) follow, then LayerNorm and
 ReLU. On that shared tower sit *headsets* (§5.2: "14 headsets, designed to model specific
 opponents and regularize each other as they are trained on different slices of data"),
 each with the paper's five heads:
@@ -47,8 +47,6 @@ NUM_PIECE_COUNTS = 12  # own pawns .. king, then the opponent's (data.PIECE_COUN
 Array = jax.Array
 Params = Any
 # The AlphaZero network's pre-activation residual block and its heads' LayerNorm, reused as they are.
-_ResidualBlock = networks._ResidualBlock  # pylint: disable=protected-access
-_head_norm = networks._head_norm  # pylint: disable=protected-access
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,13 +123,13 @@ class _Headset(nn.Module):
         cfg = self.config
         batch = x.shape[0]
         p = nn.Conv(cfg.policy_channels, (1, 1), name="policy_conv")(x)
-        p = nn.relu(_head_norm(jnp.float32, "policy_norm")(p)).reshape(batch, -1)
+        p = nn.relu(networks.head_norm(jnp.float32, "policy_norm")(p)).reshape(batch, -1)
         sense_logits = nn.Dense(actions.NUM_SENSES, name="sense_logits")(p)
         move_logits = nn.Dense(actions.NUM_MOVES, name="move_logits")(p)
 
         def head(name: str, outputs: int) -> Array:
             v = nn.Conv(cfg.value_channels, (1, 1), name=f"{name}_conv")(x)
-            v = nn.relu(_head_norm(jnp.float32, f"{name}_norm")(v)).reshape(batch, -1)
+            v = nn.relu(networks.head_norm(jnp.float32, f"{name}_norm")(v)).reshape(batch, -1)
             v = nn.relu(nn.Dense(cfg.value_hidden, name=f"{name}_hidden")(v))
             return nn.Dense(outputs, name=f"{name}_out")(v)
 
@@ -151,7 +149,7 @@ class _RbcNet(nn.Module):
         x = jnp.transpose(planes.astype(jnp.float32), (0, 2, 3, 1))  # [B, 104, 8, 8] -> [B, 8, 8, 104]
         x = nn.Conv(cfg.channels, (3, 3), name="stem")(x)
         for b in range(cfg.num_blocks):
-            x = _ResidualBlock(cfg.channels, jnp.float32, name=f"block_{b}")(x, None)
+            x = networks.ResidualBlock(cfg.channels, jnp.float32, name=f"block_{b}")(x, None)
         x = nn.relu(nn.LayerNorm(name="tower_norm")(x))
         # Every headset's parameters are made at init (``headsets`` there is all of them).
         modules = {name: _Headset(cfg, name=f"headset_{name}") for name in cfg.headsets}
