@@ -4,7 +4,8 @@ Plays ``--games`` games of ``azdb_jax.rbc.player.TrackingPlayer`` (``--player=tr
 or ``DSMCPPlayer`` (``--player=dsmcp``: the belief and UCT over information states, with
 ``--seconds_per_move`` for each sense and each move, ``--simulations``, ``--variant``,
 ``--bandit``, ``--exploration``, ``--mixing``, ``--caution``, ``--cautious_size``,
-``--paranoia``, ``--depth``, ``--set_size``, ``--particles``, ``--persistence``) against
+``--paranoia``, ``--depth``, ``--set_size``, ``--particles``, ``--persistence``,
+``--value_view``, ``--opponent_model``, ``--search_senses``) against
 RandomBot, AttackerBot or TroutBot (``--opponent``; TroutBot needs Stockfish and the
 environment variable STOCKFISH_EXECUTABLE, e.g. /usr/games/stockfish), White in
 even-numbered games, and writes to ``--out``: ``report.json`` (W/D/L, score, Elo with its
@@ -64,6 +65,10 @@ _SET_SIZE = flags.DEFINE_integer("set_size", belief.DEFAULT_SET_SIZE, "dsmcp: bo
 _PARTICLES = flags.DEFINE_integer("particles", belief.DEFAULT_PARTICLES, "dsmcp: particles of the belief (>= 1).")
 _PERSISTENCE = flags.DEFINE_integer("persistence", belief.DEFAULT_PERSISTENCE, "dsmcp: rejections in a row before "
                                     "the belief falls back (>= 1).")
+_VALUE_VIEW = flags.DEFINE_enum("value_view", "self", list(uct.VALUE_VIEWS), "dsmcp: whose information state "
+                                "values a leaf: the mover's (the paper's) or ours.")
+_OPPONENT_MODEL = flags.DEFINE_enum("opponent_model", "uniform", ["uniform", "aggressive"], "dsmcp: the opponent "
+                                    "policy guiding the belief's sampling.")
 _SEARCH_SENSES = flags.DEFINE_bool("search_senses", True, "dsmcp: choose senses by the search (else as the "
                                    "tracking player does).")
 for _name in ("seconds_per_move", "seconds_per_player"):
@@ -95,7 +100,9 @@ def main(argv):
             variant=_VARIANT.value, bandit=_BANDIT.value, exploration=_EXPLORATION.value, mixing=_MIXING.value,
             caution=_CAUTION.value, cautious_size=_CAUTIOUS_SIZE.value, paranoia=_PARANOIA.value, depth=_DEPTH.value,
             set_size=_SET_SIZE.value, particles=_PARTICLES.value, persistence=_PERSISTENCE.value,
-            search_senses=_SEARCH_SENSES.value, seed=seed, **tracking_kwargs)
+            search_senses=_SEARCH_SENSES.value, value_view=_VALUE_VIEW.value,
+            opponent_policy=belief.AggressivePolicy() if _OPPONENT_MODEL.value == "aggressive" else None,
+            seed=seed, **tracking_kwargs)
 
     make_player(0)  # bad options end here, before any game
 

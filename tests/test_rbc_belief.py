@@ -8,6 +8,7 @@
   after k rejections in a row (counted exactly), drawn from the possible boards;
 - a belief state whose particles are all inconsistent is refilled from the older one, and
   the accepted candidates replace the inconsistent belief state's oldest particles;
+- the aggressive opponent model's weights on a hand-made board;
 - the opponent's set after our unseen move holds only children of its boards under a
   request reconchess allows with the reported capture square (brute force over
   ``move_actions`` and ``revise_move``), the truth first, at most ℓ distinct boards.
@@ -148,6 +149,20 @@ def test_a_depleted_belief_state_is_refilled_from_the_older_one():
     assert sum(p.born == -2 for p in newest) == max(0, 4 - from_older)
     assert sum(p.born == -1 for p in newest) == 4 - max(0, from_older - 4)
     assert sum(p.board != bogus for p in newest) == from_older
+
+
+def test_the_aggressive_model_weights_king_captures_captures_and_attacks():
+    # White (the modelled opponent) to move: Rb1xb8 takes the king, Nf3xe5 a pawn, Qd1-d6 then
+    # attacks b8 along the diagonal, Qd1-d2 and the pass do none of these.
+    board = chess.Board("1k6/8/8/4p3/8/5N2/8/1R1QK3 w - - 0 1")
+    requests = [chess.Move.from_uci(m) for m in ("b1b8", "f3e5", "d1d6", "d1d2")] + [None]
+    probs = belief.AggressivePolicy(capture=4.0, attack=2.0, king=100.0)([board], chess.WHITE, True, requests,
+                                                                          np.random.default_rng(0))
+    # weights: king capture 1 + 100; capture 1 + 4; Qd6 attacks b8 along the diagonal 1 + 2; Qd2 1; pass 1
+    np.testing.assert_allclose(probs, np.asarray([101, 5, 3, 1, 1]) / 111)
+    senses = belief.AggressivePolicy()([board], chess.WHITE, False, list(rules.INTERIOR_SQUARES),
+                                       np.random.default_rng(0))
+    np.testing.assert_allclose(senses, 1 / 36)
 
 
 def _requests(board):

@@ -145,10 +145,11 @@ def test_the_classical_value_and_the_synopses_of_a_batch():
     up_a_queen = chess.Board("4k3/8/8/8/8/8/8/3QK3 w - - 0 1")
     value = evaluator.board_value(up_a_queen, chess.WHITE)
     assert 0.8 < value < 1.0 and evaluator.board_value(up_a_queen, chess.BLACK) == pytest.approx(-value)
-    attacked = chess.Board("4k3/8/8/8/8/8/8/R3K3 b - - 0 1")
-    attacked.set_piece_at(chess.A8, chess.Piece(chess.KING, chess.BLACK))
-    attacked.remove_piece_at(chess.E8)
-    assert evaluator.board_value(attacked, chess.WHITE) == 1.0
+    attacked = chess.Board("k7/8/8/8/8/8/8/R3K3 w - - 0 1")  # White to move takes the king on a8 next
+    assert evaluator.board_value(attacked, chess.WHITE) == 1.0 and evaluator.board_value(attacked, chess.BLACK) == -1
+    waiting = chess.Board("k7/8/8/8/8/8/8/R3K3 b - - 0 1")  # Black moves first: no capture yet
+    assert -1.0 < evaluator.board_value(waiting, chess.WHITE) < 1.0
+    assert evaluator.board_value(chess.Board("k7/8/8/8/8/8/8/r3K3 b - - 0 1"), chess.WHITE) == -1.0
     state = uct.InfoState((up_a_queen, attacked), chess.WHITE, True)
     batch = uct.InfoBatch([state, uct.InfoState((up_a_queen,), chess.BLACK, False)])
     senses, moves, values = evaluator(batch)
@@ -161,7 +162,7 @@ def test_the_classical_value_and_the_synopses_of_a_batch():
 
 @pytest.mark.parametrize("option, value", [("depth", 0), ("exploration", -1.0), ("mixing", -0.5), ("bandit", "ucb2"),
                                            ("paranoia", 1.5), ("caution", -0.1), ("cautious_size", 0),
-                                           ("set_size", 0)])
+                                           ("set_size", 0), ("value_view", "theirs")])
 def test_out_of_range_options_are_named(option, value):
     with pytest.raises(ValueError, match=f"^{option} must be"):
         uct.SearchConfig(**{option: value}).validate()

@@ -55,7 +55,7 @@ import numpy as np
 
 from azdb_jax.rbc import actions, rules, tracking
 
-__all__ = ["Particle", "BeliefStats", "OpponentPolicy", "UniformPolicy", "EvaluatorPolicy", "Belief",
+__all__ = ["Particle", "BeliefStats", "OpponentPolicy", "UniformPolicy", "AggressivePolicy", "EvaluatorPolicy", "Belief",
            "sense_observation", "DEFAULT_PARTICLES", "DEFAULT_SET_SIZE", "DEFAULT_PERSISTENCE"]
 
 log = logging.getLogger(__name__)
@@ -110,6 +110,40 @@ class UniformPolicy:
 
     def __call__(self, boards, color, move_stage, choices, rng):
         return np.full(len(choices), 1.0 / len(choices))
+
+
+class AggressivePolicy:
+    """A simple heuristic opponent: senses uniform; each move request weighted ``1``, plus
+    ``king`` when it captures the other king, ``capture`` when it captures another piece, and
+    ``attack`` when the moved piece then attacks the other king, each judged on one board
+    drawn uniformly from the opponent's set (what it may believe). Bots that go for the
+    king (AttackerBot) or for material are far likelier under it than under the uniform
+    model, so the particles hold their threats."""
+
+    def __init__(self, capture: float = 4.0, attack: float = 4.0, king: float = 100.0):
+        if min(capture, attack, king) < 0:
+            raise ValueError(f"weights must be >= 0, got capture={capture}, attack={attack}, king={king}")
+        self.capture, self.attack, self.king = capture, attack, king
+
+    def __call__(self, boards, color, move_stage, choices, rng):
+        if not move_stage:
+            return np.full(len(choices), 1.0 / len(choices))
+        board = boards[int(rng.integers(len(boards)))]
+        target = board.king(not color)
+        weights = np.ones(len(choices))
+        for i, request in enumerate(choices):
+            taken = rules.taken_move(board, request)
+            if taken is None or target is None:
+                continue
+            if taken.to_square == target:
+                weights[i] += self.king
+                continue
+            if rules.capture_square(board, taken) is not None:
+                weights[i] += self.capture
+            after = rules.play(board, taken)
+            if after.attacks_mask(taken.to_square) & chess.BB_SQUARES[target]:
+                weights[i] += self.attack
+        return weights / weights.sum()
 
 
 class EvaluatorPolicy:

@@ -212,6 +212,9 @@ class DSMCPPlayer(TrackingPlayer):
       opponent_policy: the opponent model of the belief (default uniform).
       min_search_seconds: below this budget the ``TrackingPlayer`` choice is made instead.
       search_senses: False to sense as ``TrackingPlayer`` does and search only moves.
+      value_view: whose information state values a leaf, ``mover`` (the paper's) or ``self`` (ours;
+        the default, since the network-free evaluator cannot tell our moves apart on the
+        opponent's set; ``uct`` docstring).
       tracking_kwargs: ``TrackingPlayer``'s (``max_boards``, ``sense_samples``, ...).
     """
 
@@ -221,7 +224,8 @@ class DSMCPPlayer(TrackingPlayer):
                  set_size: int = belief.DEFAULT_SET_SIZE, particles: int = belief.DEFAULT_PARTICLES,
                  persistence: int = belief.DEFAULT_PERSISTENCE, turns_back: int = 2,
                  evaluator: Optional[uct.Evaluator] = None, opponent_policy: Optional[belief.OpponentPolicy] = None,
-                 min_search_seconds: float = 0.05, search_senses: bool = True, seed: int = 0, **tracking_kwargs):
+                 min_search_seconds: float = 0.05, search_senses: bool = True, value_view: str = "self",
+                 seed: int = 0, **tracking_kwargs):
         if not seconds_per_decision > 0:
             raise ValueError(f"seconds_per_decision must be > 0, got {seconds_per_decision}")
         if simulations is not None and simulations < 1:
@@ -236,7 +240,7 @@ class DSMCPPlayer(TrackingPlayer):
         self.config = uct.SearchConfig(depth=depth, exploration=exploration,
                                        mixing=math.inf if variant == "tree" else mixing, bandit=bandit,
                                        paranoia=paranoia, caution=caution, cautious_size=cautious_size,
-                                       set_size=set_size, uniform_priors=variant == "tree")
+                                       set_size=set_size, uniform_priors=variant == "tree", value_view=value_view)
         self.config.validate()
         super().__init__(seconds_per_move=seconds_per_decision, seed=seed, **tracking_kwargs)
         self.seconds_per_decision = seconds_per_decision

@@ -22,7 +22,12 @@ act on what they know: the opponent's node after our move is the same whichever 
 moves led there unless the capture report differs. Nodes live in a hash table (§5.4).
 A simulation descends until it reaches a node not in the table, which it evaluates and
 adds, or the depth limit ``depth`` (actions), where it evaluates the playout's state; the
-value is backed up along the path, each node's statistics from its mover's side.
+value is backed up along the path, each node's statistics from its mover's side. The
+leaf's value is the evaluator's value of the mover's information state (the paper's,
+``value_view="mover"``) or, with ``value_view="self"``, of ours at every leaf: the
+opponent's set after our move mostly holds boards where we moved otherwise (it does not
+see our move), so its value tells our moves apart only through the one true board in it;
+a trained value head may make up for that, a static evaluation does not.
 
 **Evaluator.** Leaves are evaluated by an ``Evaluator``: for a batch of information
 states (``InfoBatch``: their boards and their synopses, ``synopsis.synopsis``, 104
@@ -70,9 +75,10 @@ from azdb_jax.classical import evaluation
 from azdb_jax.rbc import actions, belief, rules, synopsis
 
 __all__ = ["InfoState", "InfoBatch", "Evaluator", "ClassicalEvaluator", "SearchConfig", "Node", "Search",
-           "SearchResult", "mixing_probability", "bandit_scores", "select", "forced_win", "BANDITS"]
+           "SearchResult", "mixing_probability", "bandit_scores", "select", "forced_win", "BANDITS", "VALUE_VIEWS"]
 
 BANDITS = ("ucb1", "avop")
+VALUE_VIEWS = ("mover", "self")
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -136,11 +142,14 @@ class ClassicalEvaluator:
         self._rng = np.random.default_rng(seed)
 
     def board_value(self, board: chess.Board, color: bool) -> float:
-        king = board.king(not color)
-        if king is None or board.attackers(color, king):
-            return 1.0
-        if board.king(color) is None:
-            return -1.0
+        """``color``'s value of ``board``: ±1 when a king is gone or the side to move attacks
+        the other king (it takes it next), else ``tanh(eval / scale)``."""
+        for side in (color, not color):
+            if board.king(side) is None:
+                return -1.0 if side == color else 1.0
+        mover = board.turn
+        if board.attackers(mover, board.king(not mover)):
+            return 1.0 if mover == color else -1.0
         return math.tanh(classical_value(board, color, self.weights) / self.scale)
 
     def __call__(self, batch: InfoBatch):
@@ -170,6 +179,7 @@ class SearchConfig:
     cautious_size: int = 1  # ℓ for the opponent in those playouts
     set_size: int = belief.DEFAULT_SET_SIZE  # ℓ
     uniform_priors: bool = False  # ignore the evaluator's logits (the tree-only variant)
+    value_view: str = "mover"  # whose information state gives a leaf's value: "mover" or "self" (ours)
 
     def validate(self) -> None:
         """ValueError naming the first option out of range."""
@@ -177,7 +187,8 @@ class SearchConfig:
                   ("mixing", self.mixing >= 0, ">= 0 (inf: tree only)"),
                   ("bandit", self.bandit in BANDITS, f"one of {', '.join(BANDITS)}"),
                   ("paranoia", 0 <= self.paranoia <= 1, "in [0, 1]"), ("caution", 0 <= self.caution <= 1, "in [0, 1]"),
-                  ("cautious_size", self.cautious_size >= 1, ">= 1"), ("set_size", self.set_size >= 1, ">= 1"))
+                  ("cautious_size", self.cautious_size >= 1, ">= 1"), ("set_size", self.set_size >= 1, ">= 1"),
+                  ("value_view", self.value_view in VALUE_VIEWS, f"one of {', '.join(VALUE_VIEWS)}"))
         for name, ok, rule in checks:
             if not ok:
                 raise ValueError(f"{name} must be {rule}, got {getattr(self, name)!r}")
@@ -329,6 +340,11 @@ class Search:
         weights = np.exp(logits - logits.max())
         return weights / weights.sum(), float(np.clip(values[0], -1.0, 1.0))
 
+    def _value(self, state: InfoState) -> float:
+        _, _, values = self.evaluator(InfoBatch([state]))
+        self.evaluations += 1
+        return float(np.clip(values[0], -1.0, 1.0))
+
     @staticmethod
     def _choices(truth: chess.Board, move_stage: bool) -> List:
         if not move_stage:
@@ -422,10 +438,10 @@ class Search:
                     if depth < config.depth:
                         self.table[key] = Node(choices, prior, value)
                 else:
-                    _, _, values = self.evaluator(InfoBatch([state]))
-                    self.evaluations += 1
-                    value = float(np.clip(values[0], -1.0, 1.0))
+                    value = self._value(state)
                 value_us = value if mover == us else -value
+                if config.value_view == "self" and mover != us:
+                    value_us = self._value(sides[us].state(us, False))
                 break
             index = select(node, config, rng)
             path.append((node, index, mover))
