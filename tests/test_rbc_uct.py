@@ -140,6 +140,20 @@ def test_caution_refutes_a_capture_that_only_works_while_the_opponent_is_unsure(
         assert cautious.best != risky, cautious
 
 
+def test_an_evaluator_policy_models_the_opponent():
+    board = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+
+    class _Likes:
+        def __call__(self, batch):
+            moves = np.zeros((len(batch), actions.NUM_MOVES))
+            moves[:, actions.move_index(chess.Move.from_uci("a1a5"))] = math.log(3.0)
+            return np.zeros((len(batch), actions.NUM_SENSES)), moves, np.zeros(len(batch))
+
+    choices = [chess.Move.from_uci("a1a5"), chess.Move.from_uci("a1a2"), None]
+    probs = uct.EvaluatorPolicy(_Likes())([board], chess.WHITE, True, choices, np.random.default_rng(0))
+    np.testing.assert_allclose(probs, [0.6, 0.2, 0.2])  # weights 3 : 1 : 1
+
+
 def test_the_classical_value_and_the_synopses_of_a_batch():
     evaluator = uct.ClassicalEvaluator(boards=2)
     up_a_queen = chess.Board("4k3/8/8/8/8/8/8/3QK3 w - - 0 1")

@@ -16,10 +16,10 @@ opponent knows. Here a ``Particle`` holds
 **Sampling with rejection (Algorithm 2).** A particle of the current turn is made from a
 parent particle of an earlier turn (uniformly chosen) by playing the opponent's turn with
 actions drawn from an opponent *policy* (``OpponentPolicy``: a sense, then a move request,
-each given the opponent's own set ``J``; ``UniformPolicy`` by default, ``EvaluatorPolicy``
-for a network's priors) and then our own observations of this turn in the order they came
-(the capture report, the sense result, our move result): the candidate is rejected at the
-first observation its board would not have produced. After ``persistence`` (= k)
+each given the opponent's own set ``J``; ``UniformPolicy`` by default, ``AggressivePolicy``,
+or ``uct.EvaluatorPolicy`` for a network's priors) and then our own observations of this
+turn in the order they came (the capture report, the sense result, our move result): the
+candidate is rejected at the first observation its board would not have produced. After ``persistence`` (= k)
 rejections in a row a *singleton* particle is taken instead: a uniformly chosen board of
 our possible set (``tracking.PossibleStates``), with ``J = {board}`` (an opponent that
 knows the board) and a fresh key.
@@ -55,7 +55,7 @@ import numpy as np
 
 from azdb_jax.rbc import actions, rules, tracking
 
-__all__ = ["Particle", "BeliefStats", "OpponentPolicy", "UniformPolicy", "AggressivePolicy", "EvaluatorPolicy", "Belief",
+__all__ = ["Particle", "BeliefStats", "OpponentPolicy", "UniformPolicy", "AggressivePolicy", "Belief",
            "sense_observation", "DEFAULT_PARTICLES", "DEFAULT_SET_SIZE", "DEFAULT_PERSISTENCE"]
 
 log = logging.getLogger(__name__)
@@ -143,25 +143,6 @@ class AggressivePolicy:
             after = rules.play(board, taken)
             if after.attacks_mask(taken.to_square) & chess.BB_SQUARES[target]:
                 weights[i] += self.attack
-        return weights / weights.sum()
-
-
-class EvaluatorPolicy:
-    """The priors of an ``uct.Evaluator`` (e.g. a network's policy head for this opponent)
-    over the choices, a softmax of its logits restricted to them."""
-
-    def __init__(self, evaluator):
-        self.evaluator = evaluator
-
-    def __call__(self, boards, color, move_stage, choices, rng):
-        from azdb_jax.rbc import uct  # pylint: disable=g-import-not-at-top  (uct imports belief)
-        batch = uct.InfoBatch([uct.InfoState(tuple(boards), color, move_stage)])
-        sense_logits, move_logits, _ = self.evaluator(batch)
-        if move_stage:
-            logits = np.asarray([move_logits[0][actions.move_index(m)] for m in choices], dtype=np.float64)
-        else:
-            logits = np.asarray([sense_logits[0][actions.sense_index(s)] for s in choices], dtype=np.float64)
-        weights = np.exp(logits - logits.max())
         return weights / weights.sum()
 
 

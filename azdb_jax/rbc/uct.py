@@ -74,8 +74,9 @@ import numpy as np
 from azdb_jax.classical import evaluation
 from azdb_jax.rbc import actions, belief, rules, synopsis
 
-__all__ = ["InfoState", "InfoBatch", "Evaluator", "ClassicalEvaluator", "SearchConfig", "Node", "Search",
-           "SearchResult", "mixing_probability", "bandit_scores", "select", "forced_win", "BANDITS", "VALUE_VIEWS"]
+__all__ = ["InfoState", "InfoBatch", "Evaluator", "ClassicalEvaluator", "EvaluatorPolicy", "SearchConfig", "Node",
+           "Search", "SearchResult", "mixing_probability", "bandit_scores", "select", "forced_win", "BANDITS",
+           "VALUE_VIEWS"]
 
 BANDITS = ("ucb1", "avop")
 VALUE_VIEWS = ("mover", "self")
@@ -161,6 +162,24 @@ class ClassicalEvaluator:
             values[i] = np.mean([self.board_value(b, state.color) for b in boards])
         return (np.zeros((len(batch), actions.NUM_SENSES), np.float32),
                 np.zeros((len(batch), actions.NUM_MOVES), np.float32), values)
+
+
+class EvaluatorPolicy:
+    """An opponent model for ``belief.Belief`` from an ``Evaluator``'s priors (e.g. a network's
+    policy head for this opponent): a softmax of its logits restricted to the choices."""
+
+    def __init__(self, evaluator):
+        self.evaluator = evaluator
+
+    def __call__(self, boards, color, move_stage, choices, rng):
+        batch = InfoBatch([InfoState(tuple(boards), color, move_stage)])
+        sense_logits, move_logits, _ = self.evaluator(batch)
+        if move_stage:
+            logits = np.asarray([move_logits[0][actions.move_index(m)] for m in choices], dtype=np.float64)
+        else:
+            logits = np.asarray([sense_logits[0][actions.sense_index(s)] for s in choices], dtype=np.float64)
+        weights = np.exp(logits - logits.max())
+        return weights / weights.sum()
 
 
 # ---------------------------------------------------------------------------- the bandit
