@@ -5,7 +5,7 @@ or ``DSMCPPlayer`` (``--player=dsmcp``: the belief and UCT over information stat
 ``--seconds_per_move`` for each sense and each move, ``--simulations``, ``--variant``,
 ``--bandit``, ``--exploration``, ``--mixing``, ``--caution``, ``--cautious_size``,
 ``--paranoia``, ``--depth``, ``--set_size``, ``--particles``, ``--persistence``,
-``--value_view``, ``--opponent_model``, ``--search_senses``) against
+``--evaluator``, ``--value_view``, ``--opponent_model``, ``--search_senses``) against
 RandomBot, AttackerBot or TroutBot (``--opponent``; TroutBot needs Stockfish and the
 environment variable STOCKFISH_EXECUTABLE, e.g. /usr/games/stockfish), White in
 even-numbered games, and writes to ``--out``: ``report.json`` (W/D/L, score, Elo with its
@@ -65,6 +65,9 @@ _SET_SIZE = flags.DEFINE_integer("set_size", belief.DEFAULT_SET_SIZE, "dsmcp: bo
 _PARTICLES = flags.DEFINE_integer("particles", belief.DEFAULT_PARTICLES, "dsmcp: particles of the belief (>= 1).")
 _PERSISTENCE = flags.DEFINE_integer("persistence", belief.DEFAULT_PERSISTENCE, "dsmcp: rejections in a row before "
                                     "the belief falls back (>= 1).")
+_EVALUATOR = flags.DEFINE_enum("evaluator", "classical", ["classical", "heuristic"], "dsmcp: the leaf evaluator: "
+                               "uniform priors or hand-made ones (uct.HeuristicEvaluator); both value leaves with the "
+                               "classical evaluation.")
 _VALUE_VIEW = flags.DEFINE_enum("value_view", "self", list(uct.VALUE_VIEWS), "dsmcp: whose information state "
                                 "values a leaf: the mover's (the paper's) or ours.")
 _OPPONENT_MODEL = flags.DEFINE_enum("opponent_model", "uniform", ["uniform", "aggressive"], "dsmcp: the opponent "
@@ -102,6 +105,7 @@ def main(argv):
             set_size=_SET_SIZE.value, particles=_PARTICLES.value, persistence=_PERSISTENCE.value,
             search_senses=_SEARCH_SENSES.value, value_view=_VALUE_VIEW.value,
             opponent_policy=belief.AggressivePolicy() if _OPPONENT_MODEL.value == "aggressive" else None,
+            evaluator=(uct.HeuristicEvaluator if _EVALUATOR.value == "heuristic" else uct.ClassicalEvaluator)(seed=seed),
             seed=seed, **tracking_kwargs)
 
     make_player(0)  # bad options end here, before any game

@@ -3,7 +3,8 @@
 - games against RandomBot with both colours: the true board stays tracked, decisions are
   searched, the belief's particles stay among the possible boards;
 - a request that captures the king on every possible board is played at once; a clock
-  too short for a search falls back to TrackingPlayer's choice;
+  too short for a search falls back to TrackingPlayer's choice; the safety filter keeps the
+  requests that leave the king capturable on the fewest boards (hand-counted);
 - the ``network`` variant plays the evaluator's policy (a hand-made evaluator that
   prefers one move gets it);
 - options out of range end in one line naming them (the player and the script);
@@ -24,7 +25,7 @@ import pytest
 from reconchess.bots.random_bot import RandomBot
 
 from azdb_jax.rbc import actions, gauntlet, rules, tracking
-from azdb_jax.rbc.player import DSMCPPlayer, TrackingPlayer
+from azdb_jax.rbc.player import DSMCPPlayer, TrackingPlayer, safest_moves
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -33,8 +34,8 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 def test_dsmcp_plays_tracked_games(color):
     player = DSMCPPlayer(seconds_per_decision=0.5, simulations=25, particles=16, seed=4)
     random.seed(4)
-    record, _ = gauntlet.play_game(player, RandomBot(), color, max_turns=6)
-    assert record.truth_misses == 0 and record.truth_checks > 0
+    record, _ = gauntlet.play_game(player, RandomBot(), color, max_turns=4)
+    assert record.truth_misses == 0 and record.truth_checks > 0 and player.tracker.exact
     summary = player.planner_summary()
     assert summary["searched"] >= 2 and summary["mean_simulations"] == 25
     assert record.planner == summary
@@ -62,6 +63,17 @@ def test_a_forced_king_capture_is_played_and_a_short_clock_falls_back():
     assert move in rules.move_actions(quiet[0]) + [None]
     player.choose_move(rules.move_actions(quiet[0]), 900)
     assert not player.decisions[-1]["fallback"] and player.decisions[-1]["simulations"] > 0
+
+
+def test_the_safety_filter_keeps_the_moves_that_leave_the_king_safe_most_often():
+    # Black's rook on e8 attacks our king on e1 on every board, its bishop on b4 on the first only.
+    boards = [chess.Board("4r2k/8/8/8/1b6/8/8/4K3 w - - 0 1"), chess.Board("4r2k/8/8/8/8/8/8/4K3 w - - 0 1")]
+    moves = [chess.Move.from_uci(m) for m in ("e1d1", "e1d2", "e1f1", "e1f2", "e1e2")] + [None]
+    # d1, f1, f2: safe on both; d2: the bishop takes on the first; e2 and the pass: the rook.
+    assert safest_moves(boards, moves, chess.WHITE) == [chess.Move.from_uci(m) for m in ("e1d1", "e1f1", "e1f2")]
+    # A king capture on a board is safe there.
+    capture = [chess.Board("7k/8/8/8/8/8/8/r3K2R w - - 0 1")]
+    assert safest_moves(capture, [chess.Move.from_uci("h1h8"), None], chess.WHITE) == [chess.Move.from_uci("h1h8")]
 
 
 class _Prefers:

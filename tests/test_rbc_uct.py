@@ -19,7 +19,7 @@ import chess
 import numpy as np
 import pytest
 
-from azdb_jax.rbc import actions, belief, synopsis, uct
+from azdb_jax.rbc import actions, belief, rules, synopsis, uct
 
 
 def _node(visits, totals, prior, least=None):
@@ -129,7 +129,7 @@ def test_caution_refutes_a_capture_that_only_works_while_the_opponent_is_unsure(
     def search(caution, seed):
         config = uct.SearchConfig(depth=3, caution=caution, mixing=math.inf)
         result = uct.Search(_Material(), config, seed=seed).run(chess.WHITE, True, [truth], particles,
-                                                                moves=[risky, safe], simulations=100)
+                                                                moves=[risky, safe, None], simulations=100)
         return result, result.values[result.choices.index(risky)]
 
     for seed in range(3):
@@ -138,6 +138,22 @@ def test_caution_refutes_a_capture_that_only_works_while_the_opponent_is_unsure(
         # Up 2 pawns' worth after the capture: tanh(2 / 5) = 0.38; a pass or Kd3 keeps tanh(-1 / 5).
         assert bold.best == risky and bold_value > -0.197 > cautious_value + 0.4, bold
         assert cautious.best != risky, cautious
+
+
+def test_the_heuristic_priors():
+    evaluator = uct.HeuristicEvaluator(sense_weight=4.0, king=6.0, capture=1.5, attack=1.0)
+    # Two boards that differ only by a black knight on c3 or c4: a window holding c3 or c4 splits
+    # them (E|S'| / |S| = 1 / 2, logit -2), any other keeps both (logit -4).
+    boards = tuple(chess.Board(f"4k3/8/8/8/{a}/{b}/8/4K3 w - - 0 1") for a, b in (("8", "2n5"), ("2n5", "8")))
+    senses, _, _ = evaluator(uct.InfoBatch([uct.InfoState(boards, chess.WHITE, False)]))
+    for index, square in enumerate(rules.INTERIOR_SQUARES):
+        splits = {chess.C3, chess.C4} & set(rules.sense_window(square))
+        assert senses[0, index] == (-2.0 if splits else -4.0), chess.square_name(square)
+    board = chess.Board("1k6/8/8/4p3/8/5N2/8/1R1QK3 w - - 0 1")
+    _, moves, _ = evaluator(uct.InfoBatch([uct.InfoState((board,), chess.WHITE, True)]))
+    logit = {m: moves[0, actions.move_index(chess.Move.from_uci(m))] for m in ("b1b8", "f3e5", "d1d6", "d1d2")}
+    assert logit == {"b1b8": 6.0, "f3e5": 1.5, "d1d6": 1.0, "d1d2": 0.0}
+    assert moves[0, actions.PASS] == 0.0
 
 
 def test_an_evaluator_policy_models_the_opponent():

@@ -25,7 +25,10 @@ within a time budget per decision (``seconds_per_decision``, at most 1/30 of the
 left, as the paper's time "approximately proportional to the time remaining"); when the
 budget is below ``min_search_seconds`` it falls back to ``TrackingPlayer``'s choice. A
 request that captures the king on every possible board is played without a search
-(§5.4's static analysis). Variants (§6): ``mixture`` (the bandit mixes the evaluator's
+(§5.4's static analysis), and by default (``safety_filter``) the search chooses among the
+requests that leave our king capturable on the fewest of 128 sampled possible boards (our
+addition: without a trained value the playouts see a threat only when their particle
+holds it). Variants (§6): ``mixture`` (the bandit mixes the evaluator's
 priors in during early visits, ``mixing`` = m), ``tree`` (m = ∞, uniform priors) and
 ``network`` (the evaluator's policy at the root, no playouts: meaningful with a trained
 network; with ``uct.ClassicalEvaluator``'s uniform priors it plays uniformly at random).
@@ -43,7 +46,7 @@ import reconchess
 from azdb_jax.classical import evaluation
 from azdb_jax.rbc import actions, belief, rules, sensing, synopsis, tracking, uct
 
-__all__ = ["TrackingPlayer", "DSMCPPlayer", "VARIANTS", "WIN", "DEFAULT_CHECK_BONUS", "move_values",
+__all__ = ["TrackingPlayer", "DSMCPPlayer", "VARIANTS", "safest_moves", "WIN", "DEFAULT_CHECK_BONUS", "move_values",
            "king_captures"]
 
 log = logging.getLogger(__name__)
@@ -195,6 +198,26 @@ class TrackingPlayer(reconchess.Player):
         self.result = (winner_color, win_reason)
 
 
+def safest_moves(boards: Sequence[chess.Board], moves: Sequence[Optional[chess.Move]],
+                 color: bool) -> List[Optional[chess.Move]]:
+    """The requests of ``moves`` that leave ``color``'s king capturable (attacked by the
+    opponent, who moves next) on the fewest of ``boards``; a request that captures the
+    opponent's king on a board is safe there."""
+    unsafe = []
+    for move in moves:
+        count = 0
+        for board in boards:
+            taken = rules.taken_move(board, move)
+            if taken is not None and taken.to_square == board.king(not color):
+                continue
+            after = rules.play(board, taken)
+            king = after.king(color)
+            count += king is None or bool(after.attackers(not color, king))
+        unsafe.append(count)
+    least = min(unsafe)
+    return [m for m, n in zip(moves, unsafe) if n == least]
+
+
 class DSMCPPlayer(TrackingPlayer):
     """Tracking, the belief over the opponent and UCT over information states (module docstring).
 
@@ -212,6 +235,9 @@ class DSMCPPlayer(TrackingPlayer):
       opponent_policy: the opponent model of the belief (default uniform).
       min_search_seconds: below this budget the ``TrackingPlayer`` choice is made instead.
       search_senses: False to sense as ``TrackingPlayer`` does and search only moves.
+      safety_filter: search only the move requests that leave our king capturable on the fewest
+        of a sample of the possible boards (our addition, not the paper's: without a trained
+        value the search sees a threat only in the playouts whose particle holds it).
       value_view: whose information state values a leaf, ``mover`` (the paper's) or ``self`` (ours;
         the default, since the network-free evaluator cannot tell our moves apart on the
         opponent's set; ``uct`` docstring).
@@ -225,7 +251,7 @@ class DSMCPPlayer(TrackingPlayer):
                  persistence: int = belief.DEFAULT_PERSISTENCE, turns_back: int = 2,
                  evaluator: Optional[uct.Evaluator] = None, opponent_policy: Optional[belief.OpponentPolicy] = None,
                  min_search_seconds: float = 0.05, search_senses: bool = True, value_view: str = "self",
-                 seed: int = 0, **tracking_kwargs):
+                 safety_filter: bool = True, seed: int = 0, **tracking_kwargs):
         if not seconds_per_decision > 0:
             raise ValueError(f"seconds_per_decision must be > 0, got {seconds_per_decision}")
         if simulations is not None and simulations < 1:
@@ -251,6 +277,7 @@ class DSMCPPlayer(TrackingPlayer):
         self.opponent_policy = opponent_policy
         self.min_search_seconds = min_search_seconds
         self.search_senses = search_senses
+        self.safety_filter = safety_filter
         self.belief: Optional[belief.Belief] = None
         self.decisions: List[Dict[str, Any]] = []
         self._context = synopsis.Context(False)
@@ -294,8 +321,7 @@ class DSMCPPlayer(TrackingPlayer):
         boards = self.tracker.sample(4096, self.rng)
         context = self._context._replace(move_stage=move_stage)
         if self.variant == "network":
-            choices = ([m for m in moves if m.promotion in (None, chess.QUEEN)] + [None]) if move_stage else \
-                list(rules.INTERIOR_SQUARES)
+            choices = list(moves) if move_stage else list(rules.INTERIOR_SQUARES)
             sample = boards if len(boards) <= self.config.set_size else [
                 boards[i] for i in self.rng.choice(len(boards), size=self.config.set_size, replace=False)]
             sense_logits, move_logits, _ = self.evaluator(uct.InfoBatch([uct.InfoState(
@@ -332,8 +358,12 @@ class DSMCPPlayer(TrackingPlayer):
         if budget < self.min_search_seconds:
             self.decisions.append({"stage": "move", "fallback": True, "simulations": 0})
             return super().choose_move(move_actions, seconds_left)
-        move, record = self._decide(True, move_actions, budget, start)
-        self.decisions.append({"stage": "move", "fallback": False, **record, "seconds": time.perf_counter() - start})
+        moves: List[Optional[chess.Move]] = [m for m in move_actions if m.promotion in (None, chess.QUEEN)] + [None]
+        if self.safety_filter:
+            moves = safest_moves(self.tracker.sample(128, self.rng), moves, self.color)
+        move, record = self._decide(True, moves, budget, start)
+        self.decisions.append({"stage": "move", "fallback": False, **record, "candidates": len(moves),
+                               "seconds": time.perf_counter() - start})
         return move
 
     def planner_summary(self) -> Dict[str, Any]:

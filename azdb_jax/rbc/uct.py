@@ -36,8 +36,9 @@ move-prior logits over ``actions.NUM_MOVES`` and a value in [−1, 1] for the pl
 The caller masks the logits to the legal choices (a softmax over them gives the priors
 ``π``). ``ClassicalEvaluator`` needs no network: uniform priors, and the value is the
 mean over a few boards of the set of ``tanh(eval / scale)`` with ``eval`` the classical
-evaluation (``azdb_jax.classical.evaluation``) from the player's side, or 1 on a board
-where the player's pieces attack the opposing king.
+evaluation (``azdb_jax.classical.evaluation``) from the player's side, or ±1 on a board
+where the side to move attacks the other king. ``HeuristicEvaluator`` adds hand-made
+priors (senses that split the set, captures and king attacks) in place of a network's.
 
 **The bandit (Algorithm 1).** At a node visited ``n`` times before, with prior ``π``,
 visits ``n_a``, mean values ``Q_a`` and least values ``M_a`` (from the mover's side):
@@ -72,10 +73,10 @@ import chess
 import numpy as np
 
 from azdb_jax.classical import evaluation
-from azdb_jax.rbc import actions, belief, rules, synopsis
+from azdb_jax.rbc import actions, belief, rules, sensing, synopsis
 
-__all__ = ["InfoState", "InfoBatch", "Evaluator", "ClassicalEvaluator", "EvaluatorPolicy", "SearchConfig", "Node",
-           "Search", "SearchResult", "mixing_probability", "bandit_scores", "select", "forced_win", "BANDITS",
+__all__ = ["InfoState", "InfoBatch", "Evaluator", "ClassicalEvaluator", "HeuristicEvaluator",
+           "EvaluatorPolicy", "SearchConfig", "Node", "Search", "SearchResult", "mixing_probability", "bandit_scores", "select", "forced_win", "BANDITS",
            "VALUE_VIEWS"]
 
 BANDITS = ("ucb1", "avop")
@@ -136,7 +137,7 @@ class ClassicalEvaluator:
     king and ``tanh(eval / scale)`` elsewhere (module docstring)."""
 
     def __init__(self, weights: evaluation.EvalWeights = evaluation.DEFAULT_WEIGHTS, scale: float = 400.0,
-                 boards: int = 4, seed: int = 0):
+                 boards: int = belief.DEFAULT_SET_SIZE, seed: int = 0):
         if scale <= 0 or boards < 1:
             raise ValueError(f"scale must be > 0 and boards >= 1, got {scale}, {boards}")
         self.weights, self.scale, self.boards = weights, scale, boards
@@ -162,6 +163,49 @@ class ClassicalEvaluator:
             values[i] = np.mean([self.board_value(b, state.color) for b in boards])
         return (np.zeros((len(batch), actions.NUM_SENSES), np.float32),
                 np.zeros((len(batch), actions.NUM_MOVES), np.float32), values)
+
+
+class HeuristicEvaluator(ClassicalEvaluator):
+    """``ClassicalEvaluator``'s value with hand-made priors instead of uniform ones (a stand-in
+    for a network's policy, so that the mixture and network variants have a policy to use):
+
+    - sense logits ``−sense_weight · E|S'| / |S|``: ``E|S'| = Σ n_k² / |S|`` is the expected
+      number of the state's boards left after the sense (``sensing.expected_remaining``),
+      so senses that split the boards are preferred;
+    - move logits, on one board drawn from the set: ``king`` for a request that captures
+      the king there, ``capture`` for one that captures another piece, ``attack`` when the
+      moved piece then attacks the king, 0 otherwise (the pass included).
+    """
+
+    def __init__(self, *, sense_weight: float = 4.0, king: float = 6.0, capture: float = 1.5, attack: float = 1.0,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.sense_weight, self.king, self.capture, self.attack = sense_weight, king, capture, attack
+
+    def __call__(self, batch: InfoBatch):
+        sense_logits, move_logits, values = super().__call__(batch)
+        for i, state in enumerate(batch.states):
+            if not state.move_stage:
+                codes = sensing.piece_codes(state.boards)
+                sizes = np.asarray([sensing.expected_remaining(codes, s) for s in rules.INTERIOR_SQUARES])
+                sense_logits[i] = -self.sense_weight * sizes / len(state.boards)
+                continue
+            board = state.boards[int(self._rng.integers(len(state.boards)))]
+            if board.turn != state.color:
+                continue
+            target = board.king(not state.color)
+            for request in rules.move_actions(board):
+                taken = rules.taken_move(board, request)
+                if taken is None or target is None:
+                    continue
+                index = actions.move_index(request)
+                if taken.to_square == target:
+                    move_logits[i, index] = self.king
+                elif rules.capture_square(board, taken) is not None:
+                    move_logits[i, index] = self.capture
+                elif rules.play(board, taken).attacks_mask(taken.to_square) & chess.BB_SQUARES[target]:
+                    move_logits[i, index] = self.attack
+        return sense_logits, move_logits, values
 
 
 class EvaluatorPolicy:
@@ -382,8 +426,8 @@ class Search:
           move_stage: True to choose a move, False a sense.
           boards: our possible boards (or a uniform sample of them).
           particles: the belief's particles (their boards are among ours).
-          moves: the move requests we may make (default: ``rules.move_actions`` on a board);
-            the pass is added.
+          moves: the move requests to choose from (None: the pass; under-promotions are
+            dropped); default: ``rules.move_actions`` on a board and the pass.
           simulations, deadline: stop after that many playouts or at ``time.perf_counter()``
             ``deadline``, whichever comes first (at least one playout).
           context: our synopsis context at the root.
@@ -398,7 +442,8 @@ class Search:
             len(boards), size=size, replace=False)]
         if moves is not None:
             root_choices = [m for m in moves if m is None or m.promotion in (None, chess.QUEEN)]
-            root_choices += [None] if None not in root_choices else []
+            if not root_choices:
+                raise ValueError("no move to search")
         else:
             root_choices = self._choices(boards[0], True) if move_stage else self._choices(boards[0], False)
         root_key = (color, move_stage, 0)
