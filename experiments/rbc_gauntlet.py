@@ -105,7 +105,8 @@ def main(argv):
             set_size=_SET_SIZE.value, particles=_PARTICLES.value, persistence=_PERSISTENCE.value,
             search_senses=_SEARCH_SENSES.value, value_view=_VALUE_VIEW.value,
             opponent_policy=belief.AggressivePolicy() if _OPPONENT_MODEL.value == "aggressive" else None,
-            evaluator=(uct.HeuristicEvaluator if _EVALUATOR.value == "heuristic" else uct.ClassicalEvaluator)(seed=seed),
+            evaluator=(uct.HeuristicEvaluator if _EVALUATOR.value == "heuristic" else uct.ClassicalEvaluator)(
+                seed=seed),
             seed=seed, **tracking_kwargs)
 
     make_player(0)  # bad options end here, before any game

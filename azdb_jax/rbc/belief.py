@@ -19,22 +19,25 @@ actions drawn from an opponent *policy* (``OpponentPolicy``: a sense, then a mov
 each given the opponent's own set ``J``; ``UniformPolicy`` by default, ``AggressivePolicy``,
 or ``uct.EvaluatorPolicy`` for a network's priors) and then our own observations of this
 turn in the order they came (the capture report, the sense result, our move result): the
-candidate is rejected at the first observation its board would not have produced. After ``persistence`` (= k)
-rejections in a row a *singleton* particle is taken instead: a uniformly chosen board of
+candidate is rejected at the first observation its board would not have produced. After
+``persistence`` (= k) rejections in a row a *singleton* particle is taken instead: a uniformly chosen board of
 our possible set (``tracking.PossibleStates``), with ``J = {board}`` (an opponent that
 knows the board) and a fresh key.
 
 **Filtering and refilling (Algorithm 4).** Each observation of ours removes the particles
-that disagree with it; the removed ones are replaced by sampling with rejection. The
-belief keeps the particles of the last ``turns_back`` turns (the belief state at the
-start of each of those opponent turns) and the observations since; a replacement is
-drawn from the newest of those belief states and, when k candidates from it are rejected
-in a row, from the next older one (replaying more turns), so the oldest belief states are
-the ones resampled first when the recent ones are depleted. A candidate accepted from an
-older belief state also refills the newer belief states it went through, replacing
-their oldest particles first (each particle records the observation count at which it was
-made). Only when every kept belief state has failed k times in a row does the singleton
-fallback apply.
+that disagree with it; the removed ones are replaced by sampling with rejection. The paper
+keeps a belief state for every past turn and, after an observation, refills the
+inconsistent particles of all of them starting with the oldest, since each is sampled
+from the one before. Here the belief keeps the belief states at the start of the last
+``turns_back`` opponent turns (2 by default) and our observations since: a replacement is
+drawn from the newest of them and, when k candidates from it are rejected in a row (it is
+depleted), from the next older one, replaying the turns in between; an accepted
+candidate from an older belief state also refills the newer belief states it went
+through, replacing their oldest particles first (each particle records the observation
+count at which it was made). Only when every kept belief state has failed k times in a
+row does the singleton fallback apply. Past belief states are not themselves filtered by
+new observations (that would need the possible boards of past turns, which the tracker
+does not keep).
 
 The opponent's set ``J`` follows the opponent's observations: our move is not shown to
 it, so after our move every board of ``J`` is replaced by its children under our possible

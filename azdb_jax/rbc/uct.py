@@ -75,9 +75,9 @@ import numpy as np
 from azdb_jax.classical import evaluation
 from azdb_jax.rbc import actions, belief, rules, sensing, synopsis
 
-__all__ = ["InfoState", "InfoBatch", "Evaluator", "ClassicalEvaluator", "HeuristicEvaluator",
-           "EvaluatorPolicy", "SearchConfig", "Node", "Search", "SearchResult", "mixing_probability", "bandit_scores", "select", "forced_win", "BANDITS",
-           "VALUE_VIEWS"]
+__all__ = ["InfoState", "InfoBatch", "Evaluator", "ClassicalEvaluator", "HeuristicEvaluator", "EvaluatorPolicy",
+           "SearchConfig", "Node", "Search", "SearchResult", "mixing_probability", "bandit_scores", "select",
+           "forced_win", "BANDITS", "VALUE_VIEWS"]
 
 BANDITS = ("ucb1", "avop")
 VALUE_VIEWS = ("mover", "self")
