@@ -349,6 +349,8 @@ class Belief:
 
     def _singleton(self, possible: Sequence[chess.Board]) -> Particle:
         self.stats.fallbacks += 1
+        log.debug("belief: %d rejections in a row from every kept belief state; a singleton particle",
+                  self.persistence)
         board = possible[int(self._rng.integers(len(possible)))]
         return Particle(board, (board,), int(self._rng.integers(2 ** 62)), self._clock, singleton=True)
 

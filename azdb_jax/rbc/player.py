@@ -333,6 +333,8 @@ class DSMCPPlayer(TrackingPlayer):
         search = uct.Search(self.evaluator, self.config, seed=int(self.rng.integers(2 ** 31)))
         result = search.run(self.color, move_stage, boards, self.belief.particles, moves=moves,
                             simulations=self.simulations, deadline=start + budget, context=context)
+        log.debug("%s: %s after %d playouts (%d nodes, %.2f s), visits %s", "move" if move_stage else "sense",
+                  result.best, result.simulations, result.nodes, result.seconds, result.visits.tolist())
         return result.best, {"simulations": result.simulations, "nodes": result.nodes}
 
     def choose_sense(self, sense_actions: List[int], move_actions: List[chess.Move],
