@@ -1,7 +1,8 @@
 """DSMCPPlayer (azdb_jax/rbc/player.py), the gauntlet's replays and the script's planner options.
 
 - games against RandomBot with both colours: the true board stays tracked, decisions are
-  searched, the belief's particles stay among the possible boards;
+  searched, the belief's particles stay among the possible boards (slow: whole games
+  against RandomBot and AttackerBot, checked after every observation);
 - a request that captures the king on every possible board is played at once; a clock
   too short for a search falls back to TrackingPlayer's choice; the safety filter keeps the
   requests that leave the king capturable on the fewest boards (hand-counted);
@@ -22,6 +23,7 @@ import sys
 import chess
 import numpy as np
 import pytest
+from reconchess.bots.attacker_bot import AttackerBot
 from reconchess.bots.random_bot import RandomBot
 
 from azdb_jax.rbc import actions, gauntlet, rules, tracking
@@ -41,6 +43,26 @@ def test_dsmcp_plays_tracked_games(color):
     assert record.planner == summary
     possible = {rules.board_key(b) for b in player.tracker.boards}
     assert all(rules.board_key(p.board) in possible for p in player.belief.particles)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("opponent_class", [RandomBot, AttackerBot])
+def test_dsmcp_plays_whole_games_with_its_particles_among_the_possible_boards(opponent_class):
+    for seed in range(4):
+        player = DSMCPPlayer(seconds_per_decision=0.1, particles=32, max_boards=None, seed=seed)
+        checked = []
+
+        def check(player=player, checked=checked):
+            possible = {rules.board_key(b) for b in player.tracker.boards}
+            assert all(rules.board_key(p.board) in possible for p in player.belief.particles)
+            checked.append(len(player.belief.particles))
+
+        for name in ("handle_opponent_move_result", "handle_sense_result", "handle_move_result"):
+            method = getattr(player, name)
+            setattr(player, name, lambda *a, method=method: (method(*a), check()))
+        random.seed(seed)
+        record, _ = gauntlet.play_game(player, opponent_class(), seed % 2 == 0, max_turns=40)
+        assert record.truth_misses == 0 and player.tracker.exact and len(checked) >= 3
 
 
 def _player_on(boards, **kwargs):
