@@ -13,8 +13,8 @@ plans over them. Built so far (docs/rbc.md):
 - ``uct``: UCT over approximate information states (the bandit with priors mixed in, aVoP,
   caution, paranoia) with leaves valued by an ``Evaluator`` (a network later; the classical
   evaluation now);
-- ``player``: ``TrackingPlayer`` (search-free) and ``DSMCPPlayer`` (belief and search),
-  ``reconchess.Player`` s built on them;
+- ``player``: ``TrackingPlayer`` (search-free) and ``DSMCPPlayer`` (belief and search), two
+  ``reconchess.Player`` classes built on them;
 - ``gauntlet``: games against the reconchess bots with W/D/L, Elo, tracker and planner
   statistics, and replays of games whose opponent's engine died.
 
