@@ -1,8 +1,6 @@
-"""A reconchess player that tracks the possible boards, senses for information and moves robustly.
+"""reconchess players: ``TrackingPlayer`` (search-free) and ``DSMCPPlayer`` (belief and search).
 
-The first, search-free player of the RBC work (the network, the particle filter over
-the opponent's information states and the search over information states of the paper
-come later; docs/rbc.md):
+``TrackingPlayer``, the first, search-free player of the RBC work:
 
 - it keeps the exact set of possible boards (``tracking.PossibleStates``);
 - it senses where the result is expected to leave the fewest boards
@@ -19,19 +17,40 @@ come later; docs/rbc.md):
   captured next turn (without the bonus the player shuffled against opponents that
   stopped moving, and drew on the 100-ply rule). Boards are added to the sample until the
   move's time budget (``seconds_per_move``, at most 1/30 of the clock left) runs out.
+
+``DSMCPPlayer`` (paper §5, Algorithm 4) keeps the same tracker and, beside it, the
+particle filter over the opponent's information states (``belief.Belief``), and chooses
+its senses and moves with UCT over approximate information states (``uct.Search``)
+within a time budget per decision (``seconds_per_decision``, at most 1/30 of the clock
+left, as the paper's time "approximately proportional to the time remaining"); when the
+budget is below ``min_search_seconds`` it falls back to ``TrackingPlayer``'s choice. A
+request that captures the king on every possible board is played without a search
+(§5.4's static analysis), and by default (``safety_filter``) the search chooses among the
+requests that leave our king capturable on the fewest of 128 sampled possible boards (our
+addition: without a trained value the playouts see a threat only when their particle
+holds it). Variants (§6): ``mixture`` (the bandit mixes the evaluator's
+priors in during early visits, ``mixing`` = m), ``tree`` (m = ∞, uniform priors) and
+``network`` (the evaluator's policy at the root, no playouts: meaningful with a trained
+network; with ``uct.ClassicalEvaluator``'s uniform priors it plays uniformly at random).
 """
 
+import logging
+import math
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import chess
 import numpy as np
 import reconchess
 
 from azdb_jax.classical import evaluation
-from azdb_jax.rbc import rules, sensing, tracking
+from azdb_jax.rbc import actions, belief, rules, sensing, synopsis, tracking, uct
 
-__all__ = ["TrackingPlayer", "WIN", "DEFAULT_CHECK_BONUS", "move_values", "king_captures"]
+__all__ = ["TrackingPlayer", "DSMCPPlayer", "VARIANTS", "safest_moves", "WIN", "DEFAULT_CHECK_BONUS", "move_values",
+           "king_captures"]
+
+log = logging.getLogger(__name__)
+VARIANTS = ("mixture", "tree", "network")
 
 WIN = 100_000  # a king capture, far above any evaluation (|eval| <= evaluation.EVAL_LIMIT)
 DEFAULT_CHECK_BONUS = 300.0  # a minor piece's worth: an unseen attack on the king often wins the game
@@ -177,3 +196,183 @@ class TrackingPlayer(reconchess.Player):
     def handle_game_end(self, winner_color: Optional[bool], win_reason: Optional[reconchess.WinReason],
                         game_history: reconchess.GameHistory) -> None:
         self.result = (winner_color, win_reason)
+
+
+def safest_moves(boards: Sequence[chess.Board], moves: Sequence[Optional[chess.Move]],
+                 color: bool) -> List[Optional[chess.Move]]:
+    """The requests of ``moves`` that leave ``color``'s king capturable (attacked by the
+    opponent, who moves next) on the fewest of ``boards``; a request that captures the
+    opponent's king on a board is safe there."""
+    unsafe = []
+    for move in moves:
+        count = 0
+        for board in boards:
+            taken = rules.taken_move(board, move)
+            if taken is not None and taken.to_square == board.king(not color):
+                continue
+            after = rules.play(board, taken)
+            king = after.king(color)
+            count += king is None or bool(after.attackers(not color, king))
+        unsafe.append(count)
+    least = min(unsafe)
+    return [m for m, n in zip(moves, unsafe) if n == least]
+
+
+class DSMCPPlayer(TrackingPlayer):
+    """Tracking, the belief over the opponent and UCT over information states (module docstring).
+
+    Args:
+      seconds_per_decision: time for one sense or move choice (at most 1/30 of the clock left).
+      simulations: playouts per decision at most (None: until the time is up).
+      variant: ``mixture``, ``tree`` or ``network`` (module docstring).
+      bandit: ``ucb1`` (UCB1 with priors) or ``avop``.
+      exploration: c; mixing: m (the mixture variant); paranoia: p; caution: κ, with
+        ``cautious_size`` boards for the opponent in cautious playouts (``uct`` docstring).
+      depth: actions per playout before the leaf is evaluated.
+      set_size: ℓ, boards in an approximate information state.
+      particles, persistence, turns_back: the belief's size, k and kept turns (``belief``).
+      evaluator: leaf evaluator (default ``uct.ClassicalEvaluator``).
+      opponent_policy: the opponent model of the belief (default uniform).
+      min_search_seconds: below this budget the ``TrackingPlayer`` choice is made instead.
+      search_senses: False to sense as ``TrackingPlayer`` does and search only moves.
+      safety_filter: search only the move requests that leave our king capturable on the fewest
+        of a sample of the possible boards (our addition, not the paper's: without a trained
+        value the search sees a threat only in the playouts whose particle holds it).
+      value_view: whose information state values a leaf, ``mover`` (the paper's) or ``self`` (ours;
+        the default, since the network-free evaluator cannot tell our moves apart on the
+        opponent's set; ``uct`` docstring).
+      tracking_kwargs: ``TrackingPlayer``'s (``max_boards``, ``sense_samples``, ...).
+    """
+
+    def __init__(self, *, seconds_per_decision: float = 0.5, simulations: Optional[int] = None,
+                 variant: str = "mixture", bandit: str = "ucb1", exploration: float = 2.0, mixing: float = 1.0,
+                 paranoia: float = 0.0, caution: float = 0.0, cautious_size: int = 1, depth: int = 6,
+                 set_size: int = belief.DEFAULT_SET_SIZE, particles: int = belief.DEFAULT_PARTICLES,
+                 persistence: int = belief.DEFAULT_PERSISTENCE, turns_back: int = 2,
+                 evaluator: Optional[uct.Evaluator] = None, opponent_policy: Optional[belief.OpponentPolicy] = None,
+                 min_search_seconds: float = 0.05, search_senses: bool = True, value_view: str = "self",
+                 safety_filter: bool = True, seed: int = 0, **tracking_kwargs):
+        if not seconds_per_decision > 0:
+            raise ValueError(f"seconds_per_decision must be > 0, got {seconds_per_decision}")
+        if simulations is not None and simulations < 1:
+            raise ValueError(f"simulations must be >= 1 or None, got {simulations}")
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+        for name, value in (("particles", particles), ("persistence", persistence), ("turns_back", turns_back)):
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+        if min_search_seconds < 0:
+            raise ValueError(f"min_search_seconds must be >= 0, got {min_search_seconds}")
+        self.config = uct.SearchConfig(depth=depth, exploration=exploration,
+                                       mixing=math.inf if variant == "tree" else mixing, bandit=bandit,
+                                       paranoia=paranoia, caution=caution, cautious_size=cautious_size,
+                                       set_size=set_size, uniform_priors=variant == "tree", value_view=value_view)
+        self.config.validate()
+        super().__init__(seconds_per_move=seconds_per_decision, seed=seed, **tracking_kwargs)
+        self.seconds_per_decision = seconds_per_decision
+        self.simulations = simulations
+        self.variant = variant
+        self.particles, self.persistence, self.turns_back = particles, persistence, turns_back
+        self.evaluator = evaluator or uct.ClassicalEvaluator(seed=seed)
+        self.opponent_policy = opponent_policy
+        self.min_search_seconds = min_search_seconds
+        self.search_senses = search_senses
+        self.safety_filter = safety_filter
+        self.belief: Optional[belief.Belief] = None
+        self.decisions: List[Dict[str, Any]] = []
+        self._context = synopsis.Context(False)
+
+    # ------------------------------------------------------------------ observations
+
+    def handle_game_start(self, color: bool, board: chess.Board, opponent_name: str) -> None:
+        super().handle_game_start(color, board, opponent_name)
+        self.belief = belief.Belief(board, color, num_particles=self.particles, set_size=self.config.set_size,
+                                    persistence=self.persistence, turns_back=self.turns_back,
+                                    policy=self.opponent_policy, seed=int(self.rng.integers(2 ** 31)))
+        self.decisions = []
+        self._context = synopsis.Context(False)
+
+    def handle_opponent_move_result(self, captured_my_piece: bool, capture_square: Optional[int]) -> None:
+        super().handle_opponent_move_result(captured_my_piece, capture_square)
+        capture = capture_square if captured_my_piece else None
+        self.belief.opponent_moved(capture, self.tracker)
+        self._context = self._context._replace(last_opponent_capture=capture)
+
+    def handle_sense_result(self, sense_result: List[Tuple[int, Optional[chess.Piece]]]) -> None:
+        super().handle_sense_result(sense_result)
+        self.belief.sensed(sense_result, self.tracker)
+
+    def handle_move_result(self, requested_move: Optional[chess.Move], taken_move: Optional[chess.Move],
+                           captured_opponent_piece: bool, capture_square: Optional[int]) -> None:
+        super().handle_move_result(requested_move, taken_move, captured_opponent_piece, capture_square)
+        capture = capture_square if captured_opponent_piece else None
+        self.belief.moved(requested_move, taken_move, capture, self.tracker)
+        self._context = self._context._replace(
+            last_from=taken_move.from_square if taken_move else None,
+            last_to=taken_move.to_square if taken_move else None, last_own_capture=capture)
+
+    # ------------------------------------------------------------------ decisions
+
+    def _budget(self, seconds_left: float) -> float:
+        return min(self.seconds_per_decision, max(seconds_left, 0.0) / 30)
+
+    def _decide(self, move_stage: bool, moves: Optional[Sequence[chess.Move]], budget: float, start: float):
+        """The search's (or the network variant's) choice, and its record."""
+        boards = self.tracker.sample(4096, self.rng)
+        context = self._context._replace(move_stage=move_stage)
+        if self.variant == "network":
+            choices = list(moves) if move_stage else list(rules.INTERIOR_SQUARES)
+            sample = boards if len(boards) <= self.config.set_size else [
+                boards[i] for i in self.rng.choice(len(boards), size=self.config.set_size, replace=False)]
+            sense_logits, move_logits, _ = self.evaluator(uct.InfoBatch([uct.InfoState(
+                tuple(sample), self.color, move_stage, context)]))
+            logits = np.asarray([move_logits[0][actions.move_index(m)] for m in choices] if move_stage else
+                                [sense_logits[0][actions.sense_index(s)] for s in choices])
+            best = np.flatnonzero(logits >= logits.max() - 1e-9)
+            return choices[int(self.rng.choice(best))], {"simulations": 0, "nodes": 0}
+        search = uct.Search(self.evaluator, self.config, seed=int(self.rng.integers(2 ** 31)))
+        result = search.run(self.color, move_stage, boards, self.belief.particles, moves=moves,
+                            simulations=self.simulations, deadline=start + budget, context=context)
+        log.debug("%s: %s after %d playouts (%d nodes, %.2f s), visits %s", "move" if move_stage else "sense",
+                  result.best, result.simulations, result.nodes, result.seconds, result.visits.tolist())
+        return result.best, {"simulations": result.simulations, "nodes": result.nodes}
+
+    def choose_sense(self, sense_actions: List[int], move_actions: List[chess.Move],
+                     seconds_left: float) -> Optional[int]:
+        start = time.perf_counter()
+        budget = self._budget(seconds_left)
+        if not self.search_senses or budget < self.min_search_seconds:
+            self.decisions.append({"stage": "sense", "fallback": self.search_senses, "simulations": 0})
+            return super().choose_sense(sense_actions, move_actions, seconds_left)
+        square, record = self._decide(False, None, budget, start)
+        self.decisions.append({"stage": "sense", "fallback": False, **record,
+                               "seconds": time.perf_counter() - start})
+        return square
+
+    def choose_move(self, move_actions: List[chess.Move], seconds_left: float) -> Optional[chess.Move]:
+        start = time.perf_counter()
+        budget = self._budget(seconds_left)
+        win = uct.forced_win(self.tracker.boards, self.color)
+        if win is not None and win in move_actions:
+            self.king_capture_tries += 1
+            self.decisions.append({"stage": "move", "fallback": False, "forced_win": True, "simulations": 0})
+            return win
+        if budget < self.min_search_seconds:
+            self.decisions.append({"stage": "move", "fallback": True, "simulations": 0})
+            return super().choose_move(move_actions, seconds_left)
+        moves: List[Optional[chess.Move]] = [m for m in move_actions if m.promotion in (None, chess.QUEEN)] + [None]
+        if self.safety_filter:
+            moves = safest_moves(self.tracker.sample(128, self.rng), moves, self.color)
+        move, record = self._decide(True, moves, budget, start)
+        self.decisions.append({"stage": "move", "fallback": False, **record, "candidates": len(moves),
+                               "seconds": time.perf_counter() - start})
+        return move
+
+    def planner_summary(self) -> Dict[str, Any]:
+        """Decisions searched and fallen back, playouts per searched decision, the belief's counters."""
+        searched = [d for d in self.decisions if d.get("simulations")]
+        return {"decisions": len(self.decisions), "searched": len(searched),
+                "fallbacks": sum(bool(d.get("fallback")) for d in self.decisions),
+                "forced_wins": sum(bool(d.get("forced_win")) for d in self.decisions),
+                "mean_simulations": float(np.mean([d["simulations"] for d in searched])) if searched else 0.0,
+                "belief": self.belief.stats.summary() if self.belief is not None else {}}
