@@ -47,8 +47,8 @@ _MAX_TURNS = flags.DEFINE_integer("max_turns", None, "Full turns after which a g
                                   lower_bound=1)
 _MAX_REPLAYS = flags.DEFINE_integer("max_replays", 3, "Replays of a game whose opponent's engine died (>= 0).")
 # DSMCPPlayer (--player=dsmcp)
-_SIMULATIONS = flags.DEFINE_integer("simulations", 0, "dsmcp: playouts per decision at most (0: until the time is "
-                                    "up; >= 0).")
+_SIMULATIONS = common_flags.define_simulations("dsmcp: playouts per decision at most (default: until the time "
+                                               "is up).")
 _VARIANT = flags.DEFINE_enum("variant", "mixture", list(player_lib.VARIANTS), "dsmcp: mixture (priors mixed in "
                              "during early visits), tree (m = inf, uniform priors) or network (the evaluator's "
                              "policy, no playouts).")
@@ -76,7 +76,7 @@ _SEARCH_SENSES = flags.DEFINE_bool("search_senses", True, "dsmcp: choose senses 
                                    "tracking player does).")
 for _name in ("seconds_per_move", "seconds_per_player"):
     flags.register_validator(_name, lambda value: value > 0, message=f"--{_name} must be > 0")
-for _name, _check, _rule in (("max_replays", lambda v: v >= 0, ">= 0"), ("simulations", lambda v: v >= 0, ">= 0"),
+for _name, _check, _rule in (("max_replays", lambda v: v >= 0, ">= 0"),
                              ("exploration", lambda v: v >= 0, ">= 0"), ("mixing", lambda v: v >= 0, ">= 0"),
                              ("caution", lambda v: 0 <= v <= 1, "in [0, 1]"),
                              ("paranoia", lambda v: 0 <= v <= 1, "in [0, 1]"),
@@ -99,7 +99,7 @@ def main(argv):
         if _PLAYER.value == "tracking":
             return player_lib.TrackingPlayer(seconds_per_move=_SECONDS_PER_MOVE.value, seed=seed, **tracking_kwargs)
         return player_lib.DSMCPPlayer(
-            seconds_per_decision=_SECONDS_PER_MOVE.value, simulations=_SIMULATIONS.value or None,
+            seconds_per_decision=_SECONDS_PER_MOVE.value, simulations=_SIMULATIONS.value,
             variant=_VARIANT.value, bandit=_BANDIT.value, exploration=_EXPLORATION.value, mixing=_MIXING.value,
             caution=_CAUTION.value, cautious_size=_CAUTIOUS_SIZE.value, paranoia=_PARANOIA.value, depth=_DEPTH.value,
             set_size=_SET_SIZE.value, particles=_PARTICLES.value, persistence=_PERSISTENCE.value,

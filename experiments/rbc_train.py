@@ -5,7 +5,7 @@ folders of ``.npz`` files or files, comma-separated), holds out ``--validation_f
 by a hash of their names (no game in both sets), sets ``--dev_fraction`` of the other
 games apart to keep the step with the least dev loss, makes one headset per group (player)
 with at least ``--min_headset_examples`` training examples besides "all", trains with
-Adam for ``--steps`` minibatches or ``--seconds`` (``azdb_jax.rbc.training.train``), saves
+Adam for ``--train_steps`` minibatches or ``--seconds`` (``azdb_jax.rbc.training.train``), saves
 the checkpoint (``<out>/checkpoints/<step>``, orbax through ``azdb_jax.checkpoint``; load
 it with ``azdb_jax.rbc.evaluator.Evaluator``) and writes the head-accuracy table per
 headset on the held-out games, with chance baselines, to ``<out>/heads.md`` and
@@ -45,7 +45,7 @@ _VALUE_HIDDEN = flags.DEFINE_integer("value_hidden", 64, "Hidden units of the va
 _BATCH = flags.DEFINE_integer("batch_size", 128, "Examples per minibatch.", lower_bound=1)
 _LR = flags.DEFINE_float("learning_rate", 1e-3, "Adam's step size (> 0).")
 _WEIGHT_DECAY = flags.DEFINE_float("weight_decay", 0.0, "AdamW's weight decay (0: Adam).", lower_bound=0.0)
-_STEPS = flags.DEFINE_integer("steps", 100_000, "The most minibatches.", lower_bound=1)
+_STEPS = flags.DEFINE_integer("train_steps", 100_000, "The most minibatches.", lower_bound=1)
 _SECONDS = flags.DEFINE_float("seconds", None, "Wall-clock budget for training (default: none).")
 flags.register_validator("learning_rate", lambda v: v > 0, message="--learning_rate must be > 0")
 flags.register_validator("seconds", lambda v: v is None or v > 0, message="--seconds must be > 0")

@@ -212,7 +212,7 @@ def test_the_scripts_generate_and_train_end_to_end(tmp_path):
     assert gen.returncode == 0, gen.stderr
     assert len(list((tmp_path / "data" / "examples").glob("*.npz"))) == 2
     run = subprocess.run([sys.executable, "experiments/rbc_train.py", f"--examples={tmp_path}/data/examples",
-                          f"--out={tmp_path}/run", "--steps=20", "--channels=8", "--blocks=1", "--batch_size=16",
+                          f"--out={tmp_path}/run", "--train_steps=20", "--channels=8", "--blocks=1", "--batch_size=16",
                           "--validation_fraction=0.4", "--min_headset_examples=10"],
                          cwd=REPO, capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
