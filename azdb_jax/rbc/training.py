@@ -125,10 +125,9 @@ def make_batch(examples: data.Examples, index: np.ndarray, group_headset: np.nda
 
 
 def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
-    if config.weight_decay > 0:
-        return optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
-                           optax.adamw(config.learning_rate, weight_decay=config.weight_decay))
-    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.learning_rate))
+    """Clipped AdamW (with ``weight_decay = 0`` exactly Adam)."""
+    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
+                       optax.adamw(config.learning_rate, weight_decay=config.weight_decay))
 
 
 def _head_losses(out: network.RbcOutput, batch: Batch) -> Dict[str, jax.Array]:
