@@ -24,7 +24,7 @@ from azdb_jax import config as config_lib
 from azdb_jax import search as search_lib
 from azdb_jax.files import write_atomic
 from azdb_jax.runs import (  # noqa: F401  (the run-reading names, importable from here as before)
-    RESUMABLE_FIELDS, WALL_CLOCK_FIELDS, build_components, check_resumable, load_run, load_run_config,
+    RESUMABLE_FIELDS, WALL_CLOCK_FIELDS, abstract_state, build_components, check_resumable, load_run, load_run_config,
     predicts_opponent_leaves, read_metrics, write_run, _from_run_state, _restore, _to_run_state)
 
 
@@ -223,7 +223,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
     mesh = sharding.make_mesh(config.run.num_devices or None)
     sharding.check_divisible(mesh, config.selfplay.num_games, config.run.batch_size)
     seed_key = jax.random.PRNGKey(config.run.seed)
-    abstract = jax.eval_shape(functools.partial(trainer.init_trainer, components), seed_key)
+    abstract = abstract_state(config, components)
     shardings = sharding.trainer_state_shardings(mesh, abstract)
     evaluator = Evaluator(config, components) if config.run.eval_every else None
 
@@ -247,7 +247,8 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
         if distributed.is_main_process():
             write_atomic(workdir / "config.json", config_lib.to_json(config))
     else:
-        state = jax.jit(functools.partial(trainer.init_trainer, components), out_shardings=shardings)(seed_key)
+        state = jax.jit(functools.partial(trainer.init_trainer, components, window=abstract.pending),
+                        out_shardings=shardings)(seed_key)
     start = int(state.iteration)
     # A run continued past its planned end drops that end's extra evaluation (see Evaluator).
     continued = resume and bool(config.run.eval_every) and start % config.run.eval_every != 0

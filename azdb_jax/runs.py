@@ -9,6 +9,7 @@ config (``build_components``), which training and loading share. Evaluation code
 runs through here and never imports the training loop.
 """
 
+import collections
 import dataclasses
 import functools
 import json
@@ -228,6 +229,33 @@ def _restore(manager: checkpoint.RunCheckpointer, step: Optional[int], target: c
     return restored._replace(extra=extra)
 
 
+_ABSTRACT_STATES: "collections.OrderedDict[str, trainer.TrainerState]" = collections.OrderedDict()
+_ABSTRACT_STATES_KEPT = 16
+# Fields that change no shape of the trainer state: runs differing only in them share one.
+_SHAPELESS_FIELDS = (*RESUMABLE_FIELDS, "run.seed")
+
+
+def abstract_state(config: config_lib.TrainConfig, components: trainer.Components) -> trainer.TrainerState:
+    """The shapes and dtypes of ``config``'s trainer state (``jax.ShapeDtypeStruct`` leaves).
+
+    Finding them traces a whole self-play iteration (seconds), so they are kept per
+    configuration for the process: loading several checkpoints of a run, or runs that
+    differ only in their seed or length (``_SHAPELESS_FIELDS``), traces it once. The
+    shapes follow from the configuration alone (``components`` must be
+    ``build_components(config, ...)``).
+    """
+    flat = _flat(config_lib.to_dict(config))
+    key = json.dumps({k: v for k, v in flat.items() if k not in _SHAPELESS_FIELDS}, sort_keys=True)
+    if key in _ABSTRACT_STATES:
+        _ABSTRACT_STATES.move_to_end(key)
+    else:
+        _ABSTRACT_STATES[key] = jax.eval_shape(functools.partial(trainer.init_trainer, components),
+                                               jax.random.PRNGKey(0))
+        while len(_ABSTRACT_STATES) > _ABSTRACT_STATES_KEPT:
+            _ABSTRACT_STATES.popitem(last=False)
+    return _ABSTRACT_STATES[key]
+
+
 def load_run(workdir, step: Optional[int] = None, *, with_replay: bool = False):
     """(config, components, trainer state) of a saved run, at ``step`` (default: latest).
 
@@ -239,7 +267,7 @@ def load_run(workdir, step: Optional[int] = None, *, with_replay: bool = False):
     workdir = pathlib.Path(workdir)
     config = load_run_config(workdir)
     components = build_components(config, workdir)
-    abstract = jax.eval_shape(functools.partial(trainer.init_trainer, components), jax.random.PRNGKey(0))
+    abstract = abstract_state(config, components)
     read_replay = with_replay and config.run.checkpoint_replay
     with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
         target = _to_run_state(abstract, abstract.train_state.params, read_replay)

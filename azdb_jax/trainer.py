@@ -84,8 +84,13 @@ def _empty_window(transition_shape: selfplay.Transition) -> selfplay.Transition:
     return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), transition_shape)
 
 
-def init_trainer(components: Components, rng_key: Array) -> TrainerState:
-    """Fresh network, optimiser, replay buffer and games; consumes ``rng_key``."""
+def init_trainer(components: Components, rng_key: Array, window: Optional[selfplay.Transition] = None) -> TrainerState:
+    """Fresh network, optimiser, replay buffer and games; consumes ``rng_key``.
+
+    ``window``: the shapes and dtypes of a self-play window (``TrainerState.pending`` of an
+    abstract state, e.g. ``runs.abstract_state``); without it they are found by tracing a
+    self-play iteration, which costs seconds.
+    """
     c = components
     net_key, games_key, run_key = jax.random.split(rng_key, 3)
     num_players = c.lambdas.shape[0]
@@ -96,8 +101,9 @@ def init_trainer(components: Components, rng_key: Array) -> TrainerState:
                                    graph=c.graph_fn(payoff.mean), init_fn=c.init_fn)
     obs_example = games.env_state.observation[:1]
     train_state = learner_lib.init_train_state(c.network, c.optimizer, net_key, obs_example)
-    window = jax.eval_shape(functools.partial(_play, c), train_state.params, run_key, games, payoff,
-                            expected_features)[1]
+    if window is None:
+        window = jax.eval_shape(functools.partial(_play, c), train_state.params, run_key, games, payoff,
+                                expected_features)[1]
     example = jax.eval_shape(lambda w: _examples(c, w, w).examples, _empty_window(window))
     example_row = jax.tree.map(lambda s: jnp.zeros(s.shape[1:], s.dtype), example)
     return TrainerState(

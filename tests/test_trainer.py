@@ -193,3 +193,29 @@ def test_psro_nash_run_writes_graph_images(tmp_path):
         psi = np.load(tmp_path / "psi" / f"psi_{iteration:07d}.npz")
         assert psi["psi"].shape == (3, 18)
     assert graph["counts"].sum() > 0
+
+
+def test_the_abstract_state_is_traced_once_per_configuration_and_matches_a_fresh_state(monkeypatch):
+    from azdb_jax import runs  # pylint: disable=g-import-not-at-top
+
+    config = tiny_config("selfplay.num_plies=3", "network.channels=4")
+    components = runner.build_components(config)
+    calls = []
+    original = trainer.init_trainer
+    monkeypatch.setattr(trainer, "init_trainer", lambda *a, **k: (calls.append(k.get("window")), original(*a, **k))[1])
+    first = runs.abstract_state(config, components)
+    again = runs.abstract_state(config, runner.build_components(config))
+    reseeded = tiny_config("selfplay.num_plies=3", "network.channels=4", "run.seed=7", "run.num_iterations=9")
+    assert runs.abstract_state(reseeded, runner.build_components(reseeded)) is first
+    assert again is first and len(calls) == 1  # another run of one configuration traces nothing
+    longer = tiny_config("selfplay.num_plies=4", "network.channels=4")
+    wider = runs.abstract_state(longer, runner.build_components(longer))
+    assert len(calls) == 2 and wider.pending.rewards.shape[0] == 4 and first.pending.rewards.shape[0] == 3
+    # A state built from the kept window has the shapes and dtypes of one built by tracing self-play.
+    monkeypatch.setattr(trainer, "init_trainer", original)
+    fresh = jax.eval_shape(functools.partial(original, components), jax.random.PRNGKey(0))
+    given = jax.eval_shape(functools.partial(original, components, window=first.pending), jax.random.PRNGKey(0))
+    for tree in (first, given):
+        assert jax.tree.structure(tree) == jax.tree.structure(fresh)
+        assert jax.tree.leaves(jax.tree.map(lambda a, b: (a.shape, a.dtype) == (b.shape, b.dtype), tree, fresh)) \
+            == [True] * len(jax.tree.leaves(fresh))
