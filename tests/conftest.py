@@ -37,6 +37,46 @@ else:
 _REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
+# ``AZDB_TEST_COMPILE_LOG=FILE``: every test's compile, trace and cache-hit counts and
+# seconds (JAX's monitoring events in this process; notebooks' kernels and subprocesses are
+# not seen) appended to FILE.<worker> as JSON lines; ``benchmarks/suite_compiles.py`` sums them.
+_COMPILE_LOG = os.environ.get("AZDB_TEST_COMPILE_LOG")
+_COMPILE_EVENTS = {"/jax/core/compile/backend_compile_duration": "compile",
+                   "/jax/core/compile/jaxpr_trace_duration": "trace",
+                   "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+                   "/jax/compilation_cache/compile_time_saved_sec": "cache_hit"}
+_compile_counts: dict = {}
+
+
+def _count_compile_event(event, seconds, **_):
+    name = _COMPILE_EVENTS.get(event)
+    if name is not None:
+        _compile_counts[name] = _compile_counts.get(name, 0) + 1
+        _compile_counts[name + "_s"] = _compile_counts.get(name + "_s", 0.0) + seconds
+
+
+if _COMPILE_LOG:
+    from jax import monitoring  # pylint: disable=g-import-not-at-top
+
+    monitoring.register_event_duration_secs_listener(_count_compile_event)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not _COMPILE_LOG:
+        yield
+        return
+    import time  # pylint: disable=g-import-not-at-top
+
+    _compile_counts.clear()
+    start, cpu = time.time(), time.process_time()
+    yield
+    record = dict(test=item.nodeid, wall_s=round(time.time() - start, 3), cpu_s=round(time.process_time() - cpu, 3),
+                  **{k: round(v, 3) for k, v in _compile_counts.items()})
+    with open(f"{_COMPILE_LOG}.{os.environ.get('PYTEST_XDIST_WORKER', 'main')}", "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
 def pytest_collection_modifyitems(items):
     """Tests of the trained ``ci`` results folder (a training run per arm, then notebooks)
     are end-to-end: marked ``slow`` like the modules that mark themselves."""

@@ -126,3 +126,29 @@ def test_expector_profile_counts_the_pairs_it_looks_ahead_from():
     for part in ("per_game_ms", "batched_ms", "half_active_ms", "policy_junior_ms", "junior_search_ms",
                  "senior_policy_ms", "value_ms", "env_steps_ms"):
         assert report[part] > 0
+
+
+def test_suite_compiles_counts_each_tests_compiles_in_its_own_record(tmp_path):
+    (tmp_path / "test_two.py").write_text(
+        "import jax, numpy as np\n"
+        "f = jax.jit(lambda x: x * 2.0 + 1.0)\n"
+        "def test_compiles_once():\n    assert float(f(np.float32(1.0))) == 3.0\n"
+        "def test_reuses_the_compiled_program():\n    assert float(f(np.float32(2.0))) == 5.0\n"
+        "def test_compiles_nothing():\n    assert 1 + 1 == 2\n")
+    log = tmp_path / "compiles"
+    env = dict(os.environ, AZDB_TEST_COMPILE_LOG=str(log), JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(REPO / "tests"))
+    env.pop("PYTEST_XDIST_WORKER", None)  # one record file, compiles.main
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
+                          "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path / "test_two.py")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    records = {json.loads(line)["test"].split("::")[1]: json.loads(line)
+               for line in (tmp_path / "compiles.main").read_text().splitlines()}
+    assert records["test_compiles_once"]["compile"] == 1 and records["test_compiles_once"]["compile_s"] > 0
+    assert "compile" not in records["test_reuses_the_compiled_program"]
+    assert "compile" not in records["test_compiles_nothing"]
+    summary = subprocess.run([sys.executable, str(REPO / "benchmarks" / "suite_compiles.py"), f"--log={log}",
+                              "--top=2"], capture_output=True, text=True, timeout=120)
+    assert summary.returncode == 0, summary.stderr
+    assert summary.stdout.startswith("3 tests in 1 files:") and "1 compiles" in summary.stdout
