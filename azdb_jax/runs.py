@@ -84,6 +84,16 @@ def check_resumable(saved: config_lib.TrainConfig, asked: config_lib.TrainConfig
                          f"{details} (start a new --workdir to change these)")
 
 
+def _as_saved_at(config: config_lib.TrainConfig, saved: Dict[str, Any]) -> config_lib.TrainConfig:
+    """``config`` with the ``RESUMABLE_FIELDS`` of a checkpoint's saved config: a run continued
+    with a larger ``run.num_iterations`` (or other checkpointing) still loads its earlier
+    checkpoints; any other difference is still refused by the checkpoint's config check."""
+    run = saved.get("run", {}) if isinstance(saved, dict) else {}
+    fields = {name.split(".", 1)[1]: run[name.split(".", 1)[1]] for name in RESUMABLE_FIELDS
+              if name.startswith("run.") and name.split(".", 1)[1] in run}
+    return dataclasses.replace(config, run=dataclasses.replace(config.run, **fields)) if fields else config
+
+
 def _flat(tree: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for key, value in tree.items():
@@ -271,7 +281,7 @@ def load_run(workdir, step: Optional[int] = None, *, with_replay: bool = False):
     read_replay = with_replay and config.run.checkpoint_replay
     with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
         target = _to_run_state(abstract, abstract.train_state.params, read_replay)
-        restored = _restore(manager, step, target, config)
+        restored = _restore(manager, step, target, _as_saved_at(config, manager.read_config(step)))
     state, _, _ = _from_run_state(restored, None if read_replay else abstract,
                                   sharding.trainer_state_shardings(sharding.make_mesh(1, local=True), abstract))
     return config, components, state

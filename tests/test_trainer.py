@@ -219,3 +219,22 @@ def test_the_abstract_state_is_traced_once_per_configuration_and_matches_a_fresh
         assert jax.tree.structure(tree) == jax.tree.structure(fresh)
         assert jax.tree.leaves(jax.tree.map(lambda a, b: (a.shape, a.dtype) == (b.shape, b.dtype), tree, fresh)) \
             == [True] * len(jax.tree.leaves(fresh))
+
+
+def test_a_continued_run_still_loads_its_earlier_checkpoints(tmp_path):
+    config = tiny_config("run.num_iterations=2", "run.eval_every=0")
+    runner.train(config, tmp_path / "run", progress=False)
+    _, _, at_2 = runner.load_run(tmp_path / "run")
+    longer = config_lib.dataclasses.replace(config, run=config_lib.dataclasses.replace(config.run, num_iterations=4))
+    runner.train(longer, tmp_path / "run", resume=True, progress=False)
+    assert runner.load_run_config(tmp_path / "run").run.num_iterations == 4
+    again_config, _, again = runner.load_run(tmp_path / "run", step=2)  # saved when the run was planned for 2
+    assert int(again.iteration) == 2 and again_config.run.num_iterations == 4
+    assert all(jax.tree.leaves(jax.tree.map(np.array_equal, at_2.train_state.params, again.train_state.params)))
+    assert int(runner.load_run(tmp_path / "run")[2].iteration) == 4
+    # Any other difference from what a checkpoint was saved with is still refused, naming it.
+    changed = json.loads((tmp_path / "run" / "config.json").read_text())
+    changed["search"]["num_simulations"] = 5
+    (tmp_path / "run" / "config.json").write_text(json.dumps(changed))
+    with pytest.raises(checkpoint.CheckpointError, match="search.num_simulations: checkpoint has 6, asked for 5"):
+        runner.load_run(tmp_path / "run", step=2)
