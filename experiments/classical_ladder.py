@@ -13,7 +13,10 @@ count as draws (and are reported).
 Trained players join with ``--agents=RUN[@STEP]`` (player 0 searching ``--simulations``
 simulations, as ``experiments/gardner_curve.py`` loads it) against ``--agent_depths`` and
 ``--agent_specs`` (any searcher, e.g. a weaker rung ``alphabeta:depth=1:quiescence=0``);
-``--extra_pairs`` links such rungs to the ladder with host matches.
+``--extra_pairs`` links such rungs to the ladder with host matches; a side written
+``engine:LIMIT`` is the game's reference engine at that limit (Fairy-Stockfish on Gardner
+chess, Stockfish on chess: ``engine:depth=1``, ``engine:nodes=1000``), which places the
+engine on the ladder, e.g. ``--extra_pairs=alphabeta:depth=3~engine:depth=1``.
 
 The report (``--out``, JSON) is rewritten after every match and a rerun skips the
 matches it already holds, so a long ladder can be stopped and resumed. ``--merge`` pools
@@ -152,25 +155,73 @@ def main(argv):
         out.parent.mkdir(parents=True, exist_ok=True)
         reports.write_atomic(out, json.dumps(report, indent=1))
 
-    pairs = [(spec(upper), spec(lower)) for upper, lower in pairs] + [tuple(text.split("~")) for text in _EXTRA.value]
+    pairs = [(spec(upper), spec(lower)) for upper, lower in pairs] + [_extra_pair(text) for text in _EXTRA.value]
     for a_spec, b_spec in pairs:
-        a, b = player_lib.player_from_spec(a_spec), player_lib.player_from_spec(b_spec)
-        if (a.name, b.name) in done:
-            continue
-        start = time.time()
-        match = host_matches.play_host_match(a, b, starts, env_id=env_id, max_plies=_MAX_PLIES.value,
-                                             names=(a.name, b.name), progress=True)
+        a, b = _host_player(a_spec, env_id), _host_player(b_spec, env_id)
+        try:
+            if (a.name, b.name) in done:
+                continue
+            start = time.time()
+            match = host_matches.play_host_match(a, b, starts, env_id=env_id, max_plies=_MAX_PLIES.value,
+                                                 names=(a.name, b.name), progress=True)
+        finally:
+            for p in (a, b):
+                if hasattr(p, "close"):
+                    p.close()
         report["matches"].append(dict(host_matches.match_record(match), seconds=time.time() - start))
         for p in (a, b):
-            nps = report["nps"].setdefault(p.name, [0, 0.0])
-            nps[0] += p.nodes_total
-            nps[1] += p.seconds_total
+            if hasattr(p, "nodes_total"):  # the classical searcher's own count (engines report none)
+                nps = report["nps"].setdefault(p.name, [0, 0.0])
+                nps[0] += p.nodes_total
+                nps[1] += p.seconds_total
         print(matches.format_summary(matches.summarize_match(match)), flush=True)
         save()
     opponents = [spec(int(d)) for d in _AGENT_DEPTHS.value] + list(_AGENT_SPECS.value)
     for run in _AGENTS.value:
         play_agent(run, opponents, starts, env_id, report, done, save)
     save()
+
+
+ENGINE_PREFIX = "engine:"
+
+
+def _extra_pair(text: str):
+    sides = text.split("~")
+    if len(sides) != 2 or not all(sides):
+        raise ValueError(f"--extra_pairs: {text!r} is not A~B (two player specs)")
+    for side in sides:
+        if not side.startswith(ENGINE_PREFIX):
+            player_lib.parse_spec(side)  # a clear error before any game is played
+    return tuple(sides)
+
+
+def _host_player(text: str, env_id: str):
+    """A classical spec's searcher, or with ``engine:LIMIT`` the game's reference engine."""
+    if text.startswith(ENGINE_PREFIX):
+        from azdb_jax.skill import experiment  # pylint: disable=g-import-not-at-top
+
+        limit = text[len(ENGINE_PREFIX):]
+        return _NamedEngine(experiment.engine_player(env_id, limit), limit)
+    return player_lib.player_from_spec(text)
+
+
+class _NamedEngine:
+    """A reference engine named with its limit (``Fairy-Stockfish 11.1 ... depth=1``), so that
+    two levels of one engine are two players on the ladder."""
+
+    def __init__(self, engine, limit: str):
+        self.engine = engine
+        self.name = engine.name if engine.name.endswith(limit) else f"{engine.name} {limit}"
+
+    def __call__(self, board):
+        return self.engine(board)
+
+    def new_game(self):
+        if hasattr(self.engine, "new_game"):
+            self.engine.new_game()
+
+    def close(self):
+        self.engine.close()
 
 
 def play_agent(run: str, opponents, starts, env_id: str, report, done, save) -> None:

@@ -252,3 +252,21 @@ def test_play_match_script_takes_classical_specs(tmp_path):
     with pytest.raises(ValueError, match="plays chess and gardner_chess"):
         agent_match.run_match(a="alphabeta:depth=1", b="random", env_name="connect_four", out=tmp_path / "x",
                              progress=False)
+
+
+def test_ladder_script_places_the_reference_engine_with_extra_pairs(tmp_path, fsf_path):
+    import json  # pylint: disable=g-import-not-at-top
+
+    script = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "classical_ladder.py"
+    out = tmp_path / "ladder.json"
+    run = subprocess.run([sys.executable, str(script), "--game=gardner_chess", "--depths=1", "--starts=1",
+                          "--max_plies=80", "--extra_pairs=alphabeta:depth=1~engine:depth=1", f"--out={out}"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    (match,) = json.loads(out.read_text())["matches"]
+    assert match["a"] == "alphabeta:depth=1" and match["games"] == 2 == len(match["results"])
+    assert match["b"].startswith("Fairy-Stockfish") and match["b"].endswith(" depth=1")
+    assert match["wins"] + match["draws"] + match["losses"] == 2
+    bad = subprocess.run([sys.executable, str(script), "--extra_pairs=alphabeta:depth=1", f"--out={tmp_path / 'x'}"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "--extra_pairs: 'alphabeta:depth=1' is not A~B" in bad.stderr
