@@ -26,7 +26,7 @@ import pytest
 from reconchess.bots.attacker_bot import AttackerBot
 from reconchess.bots.random_bot import RandomBot
 
-from azdb_jax.rbc import actions, gauntlet, rules, tracking, uct
+from azdb_jax.rbc import actions, gauntlet, infostate, rules, tracking
 from azdb_jax.rbc.player import DSMCPPlayer, TrackingPlayer, safest_moves
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def test_dsmcp_plays_tracked_games(color):
 @pytest.mark.parametrize("opponent_class", [RandomBot, AttackerBot])
 def test_dsmcp_plays_whole_games_with_its_particles_among_the_possible_boards(opponent_class):
     for seed in range(2):
-        player = DSMCPPlayer(seconds_per_decision=0.05, particles=32, evaluator=uct.HeuristicEvaluator(seed=seed),
+        player = DSMCPPlayer(seconds_per_decision=0.05, particles=32, evaluator=infostate.HeuristicEvaluator(seed=seed),
                              seed=seed)
         checked = []
 

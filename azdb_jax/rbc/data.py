@@ -414,14 +414,11 @@ def game_examples(history: reconchess.GameHistory, color: bool, config: ExampleC
     total_actions = sum(history.has_sense(t) + history.has_move(t) for t in history.turns())
     rows: List[Dict] = []
     counts = {"decisions": 0, "skipped_senses": 0}
-    previous: Optional[np.ndarray] = None
-    last_from = last_to = last_own_capture = None
+    context = synopsis.ContextTracker()
 
-    def decision(turn, stage, truth, action, legal, context):
-        nonlocal previous
+    def decision(turn, stage, truth, action, legal):
         boards = tracker.sample(config.synopsis_boards, rng)
-        planes = synopsis.synopsis(boards, color, context, previous)
-        previous = planes
+        planes = context.synopsis(boards, color, stage == _MOVE)
         remaining = total_actions - _action_number(turn, stage)
         rows.append({"synopses": planes, "stage": stage, "action": action, "legal": legal, "result": result,
                      "soon_win": result == 1 and remaining <= config.horizon,
@@ -433,6 +430,7 @@ def game_examples(history: reconchess.GameHistory, color: bool, config: ExampleC
         before = _opponent_turn(turn)
         opponent_capture = history.capture_square(before) if before is not None and history.has_move(before) else None
         tracker.opponent_moved(opponent_capture)
+        context.opponent_moved(opponent_capture)
         truth = _truth_before(history, turn)
         if history.has_sense(turn):
             square = history.sense(turn)
@@ -440,8 +438,7 @@ def game_examples(history: reconchess.GameHistory, color: bool, config: ExampleC
                 counts["skipped_senses"] += 1
             else:
                 counts["decisions"] += 1
-                decision(turn, _SENSE, truth, actions.sense_index(square), np.zeros(MASK_WORDS, np.uint64),
-                         synopsis.Context(False, last_from, last_to, last_own_capture, opponent_capture))
+                decision(turn, _SENSE, truth, actions.sense_index(square), np.zeros(MASK_WORDS, np.uint64))
             tracker.sensed(history.sense_result(turn))
         if not history.has_move(turn):
             break
@@ -449,11 +446,9 @@ def game_examples(history: reconchess.GameHistory, color: bool, config: ExampleC
         counts["decisions"] += 1
         legal = pack_mask({actions.move_index(m) for m in reconchess.utilities.move_actions(truth)}
                           | {actions.PASS})
-        decision(turn, _MOVE, truth, actions.move_index(requested), legal,
-                 synopsis.Context(True, last_from, last_to, last_own_capture, opponent_capture))
+        decision(turn, _MOVE, truth, actions.move_index(requested), legal)
         tracker.moved(requested, taken, capture)
-        last_from, last_to = (None, None) if taken is None else (taken.from_square, taken.to_square)
-        last_own_capture = capture
+        context.moved(taken, capture)
     counts["cap_hits"] = tracker.stats.cap_hits
     counts["rebuilds"] = sum(tracker.stats.rebuilds.values())
     return rows, counts
