@@ -54,8 +54,9 @@ def test_dsmcp_plays_whole_games_with_its_particles_among_the_possible_boards(op
         checked = []
 
         def check(player=player, checked=checked):
+            # Reading the boards first: making a pending opponent move's children may hit the cap.
+            possible = {rules.board_key(b) for b in player.tracker.boards}
             if player.tracker.exact:  # a capped set may have dropped a particle's board
-                possible = {rules.board_key(b) for b in player.tracker.boards}
                 assert all(rules.board_key(p.board) in possible for p in player.belief.particles)
                 checked.append(len(player.belief.particles))
 
@@ -127,7 +128,8 @@ def test_the_network_variant_plays_the_evaluator_policy():
                                            ({"simulations": 0}, "simulations"), ({"variant": "cache"}, "variant"),
                                            ({"bandit": "exp3"}, "bandit"), ({"caution": 2.0}, "caution"),
                                            ({"paranoia": -0.1}, "paranoia"), ({"particles": 0}, "particles"),
-                                           ({"depth": 0}, "depth"), ({"set_size": 0}, "set_size")])
+                                           ({"depth": 0}, "depth"), ({"set_size": 0}, "set_size"),
+                                           ({"synopsis_boards": 0}, "synopsis_boards")])
 def test_player_options_out_of_range_are_named(kwargs, words):
     with pytest.raises(ValueError, match=f"^{words} must be"):
         DSMCPPlayer(**kwargs)
