@@ -178,7 +178,8 @@ def main(argv):
           f"{tracker['cap_hits']} "
           f"({tracker['games_with_cap_hit']} games), rebuilds {tracker['rebuilds']}, truth misses "
           f"{tracker['truth_misses']}/{tracker['truth_checks']}; games replayed after the opponent's engine died: "
-          f"{report['replayed']} ({len(report['opponent_errors'])} errors)")
+          f"{report['replayed']} ({len(report['opponent_errors'])} errors), left out (the opponent failed in every "
+          f"replay): {len(report['dropped'])}")
     if "planner" in report:
         planner = report["planner"]
         print(f"planner: searched {planner['searched']} of {planner['decisions']} decisions, "
