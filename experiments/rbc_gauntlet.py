@@ -5,7 +5,10 @@ or ``DSMCPPlayer`` (``--player=dsmcp``: the belief and UCT over information stat
 ``--seconds_per_move`` for each sense and each move, ``--simulations``, ``--variant``,
 ``--bandit``, ``--exploration``, ``--mixing``, ``--caution``, ``--cautious_size``,
 ``--paranoia``, ``--depth``, ``--set_size``, ``--particles``, ``--persistence``,
-``--evaluator``, ``--value_view``, ``--opponent_model``, ``--search_senses``) against
+``--evaluator``, ``--value_view``, ``--opponent_model``, ``--search_senses``,
+``--synopsis_boards``; with ``--evaluator=network`` the synopsis network of
+``--checkpoint``, ``--headset`` for our decisions and ``--opponent_headset`` for the
+opponent's) against
 RandomBot, AttackerBot or TroutBot (``--opponent``; TroutBot needs Stockfish and the
 environment variable STOCKFISH_EXECUTABLE, e.g. /usr/games/stockfish), White in
 even-numbered games, and writes to ``--out``: ``report.json`` (W/D/L, score, Elo with its
@@ -15,17 +18,22 @@ per game) and ``games/game_<i>.json`` (reconchess GameHistory files).
 
     python experiments/rbc_gauntlet.py --opponent=random --games=20 --out=eval/rbc_random
     python experiments/rbc_gauntlet.py --player=dsmcp --opponent=attacker --games=20
+    python experiments/rbc_gauntlet.py --player=dsmcp --evaluator=network --checkpoint=/work/rbc_data/run1 \
+        --variant=mixture --opponent=trout --games=20
+
+The paper's variants (§6, Table 4) with a network: ``--variant=network`` (its policy, no
+search), ``--variant=tree`` (uniform priors, the network's values) and ``--variant=mixture``
+(its priors and values).
 """
 
 import math
-
 import pathlib
 
 from absl import app, flags
 
-from azdb_jax import cli
+from azdb_jax import cli, files
 from azdb_jax.cli import common_flags
-from azdb_jax.rbc import belief, gauntlet, tracking, uct
+from azdb_jax.rbc import belief, gauntlet, infostate, tracking, uct
 from azdb_jax.rbc import player as player_lib
 
 _PLAYER = flags.DEFINE_enum("player", "tracking", ["tracking", "dsmcp"], "The player: TrackingPlayer or DSMCPPlayer.")
@@ -65,9 +73,19 @@ _SET_SIZE = flags.DEFINE_integer("set_size", belief.DEFAULT_SET_SIZE, "dsmcp: bo
 _PARTICLES = flags.DEFINE_integer("particles", belief.DEFAULT_PARTICLES, "dsmcp: particles of the belief (>= 1).")
 _PERSISTENCE = flags.DEFINE_integer("persistence", belief.DEFAULT_PERSISTENCE, "dsmcp: rejections in a row before "
                                     "the belief falls back (>= 1).")
-_EVALUATOR = flags.DEFINE_enum("evaluator", "classical", ["classical", "heuristic"], "dsmcp: the leaf evaluator: "
-                               "uniform priors or hand-made ones (uct.HeuristicEvaluator); both value leaves with the "
-                               "classical evaluation.")
+_EVALUATOR = flags.DEFINE_enum("evaluator", "classical", ["classical", "heuristic", "network"], "dsmcp: the "
+                               "priors and values of the search: uniform priors or hand-made ones "
+                               "(infostate.HeuristicEvaluator) with the classical evaluation's values, or the synopsis "
+                               "network of --checkpoint (evaluator.NetworkEvaluator).")
+_CHECKPOINT = common_flags.define_checkpoint("dsmcp, --evaluator=network: the synopsis network's training run "
+                                             "(experiments/rbc_train.py --out) or its checkpoints folder, RUN[@STEP] "
+                                             "(default step: the latest).")
+_HEADSET = flags.DEFINE_string("headset", "all", "dsmcp, --evaluator=network: the headset of our own decisions.")
+_OPPONENT_HEADSET = flags.DEFINE_string("opponent_headset", "auto", "dsmcp, --evaluator=network: the headset of the "
+                                        "opponent's decisions in the search (auto: the one named after the opponent, "
+                                        "e.g. TroutBot, when the network has it, else --headset).")
+_SYNOPSIS_BOARDS = flags.DEFINE_integer("synopsis_boards", 64, "dsmcp: the most possible boards a decision's synopsis "
+                                        "reads (as experiments/rbc_generate.py's --synopsis_boards; >= 1).")
 _VALUE_VIEW = flags.DEFINE_enum("value_view", "self", list(uct.VALUE_VIEWS), "dsmcp: whose information state "
                                 "values a leaf: the mover's (the paper's) or ours.")
 _OPPONENT_MODEL = flags.DEFINE_enum("opponent_model", "uniform", ["uniform", "aggressive"], "dsmcp: the opponent "
@@ -82,14 +100,36 @@ for _name, _check, _rule in (("max_replays", lambda v: v >= 0, ">= 0"),
                              ("paranoia", lambda v: 0 <= v <= 1, "in [0, 1]"),
                              ("cautious_size", lambda v: v >= 1, ">= 1"), ("depth", lambda v: v >= 1, ">= 1"),
                              ("set_size", lambda v: v >= 1, ">= 1"), ("particles", lambda v: v >= 1, ">= 1"),
+                             ("synopsis_boards", lambda v: v >= 1, ">= 1"),
                              ("persistence", lambda v: v >= 1, ">= 1")):
     flags.register_validator(_name, lambda value, check=_check: value is not None and not (
         isinstance(value, float) and math.isnan(value)) and check(value), message=f"--{_name} must be {_rule}")
 
 
+def _network():
+    """The synopsis network of --checkpoint (an ``evaluator.Evaluator``), or None without --evaluator=network."""
+    if _PLAYER.value != "dsmcp" or _EVALUATOR.value != "network":
+        if _CHECKPOINT.value:
+            raise ValueError("--checkpoint is read only with --player=dsmcp --evaluator=network")
+        return None
+    if not _CHECKPOINT.value:
+        raise ValueError("--evaluator=network needs --checkpoint (a training run of experiments/rbc_train.py)")
+    from azdb_jax.rbc import evaluator  # pylint: disable=g-import-not-at-top (JAX only where a network plays)
+    run, step = common_flags.split_checkpoint(_CHECKPOINT.value)
+    return evaluator.Evaluator(evaluator.checkpoint_directory(run), step)
+
+
 def main(argv):
     del argv
     out = pathlib.Path(_OUT.value or f"eval/rbc_gauntlet_{_OPPONENT.value}")
+    network = _network()
+
+    def make_evaluator(seed: int) -> infostate.Evaluator:
+        if network is not None:
+            from azdb_jax.rbc import evaluator  # pylint: disable=g-import-not-at-top
+            return evaluator.NetworkEvaluator(network, _HEADSET.value, _OPPONENT_HEADSET.value)
+        return (infostate.HeuristicEvaluator if _EVALUATOR.value == "heuristic" else infostate.ClassicalEvaluator)(
+            seed=seed)
 
     tracking_kwargs = dict(max_boards=_MAX_BOARDS.value or None,
                            max_boards_before_sense=_MAX_BOARDS_BEFORE_SENSE.value or None,
@@ -105,11 +145,11 @@ def main(argv):
             set_size=_SET_SIZE.value, particles=_PARTICLES.value, persistence=_PERSISTENCE.value,
             search_senses=_SEARCH_SENSES.value, value_view=_VALUE_VIEW.value,
             opponent_policy=belief.AggressivePolicy() if _OPPONENT_MODEL.value == "aggressive" else None,
-            evaluator=(uct.HeuristicEvaluator if _EVALUATOR.value == "heuristic" else uct.ClassicalEvaluator)(
-                seed=seed),
-            seed=seed, **tracking_kwargs)
+            evaluator=make_evaluator(seed), synopsis_boards=_SYNOPSIS_BOARDS.value, seed=seed, **tracking_kwargs)
 
     make_player(0)  # bad options end here, before any game
+    out.mkdir(parents=True, exist_ok=True)
+    files.write_atomic(out / "flags.txt", flags.FLAGS.flags_into_string())
 
     def progress(index, record):
         tracker = record.tracker
@@ -138,7 +178,8 @@ def main(argv):
           f"{tracker['cap_hits']} "
           f"({tracker['games_with_cap_hit']} games), rebuilds {tracker['rebuilds']}, truth misses "
           f"{tracker['truth_misses']}/{tracker['truth_checks']}; games replayed after the opponent's engine died: "
-          f"{report['replayed']} ({len(report['opponent_errors'])} errors)")
+          f"{report['replayed']} ({len(report['opponent_errors'])} errors), left out (the opponent failed in every "
+          f"replay): {len(report['dropped'])}")
     if "planner" in report:
         planner = report["planner"]
         print(f"planner: searched {planner['searched']} of {planner['decisions']} decisions, "

@@ -57,7 +57,8 @@ flags.register_validator("validation_fraction", lambda v: 0 < v < 1, message="--
 def main(argv):
     del argv
     import numpy as np  # pylint: disable=g-import-not-at-top
-    from azdb_jax.rbc import data, network, training  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax.rbc import dataset, network, training  # pylint: disable=g-import-not-at-top
 
     paths = []
     for part in (p.strip() for p in _EXAMPLES.value.split(",") if p.strip()):
@@ -69,14 +70,14 @@ def main(argv):
             paths.extend(found)
         else:
             paths.append(source)
-    examples = data.Examples.load(paths)
-    train_set, held = data.split_by_game(examples, _VALIDATION.value, _SPLIT_SALT.value)
+    examples = dataset.Examples.load(paths)
+    train_set, held = dataset.split_by_game(examples, _VALIDATION.value, _SPLIT_SALT.value)
     if not len(train_set) or not len(held):
         raise ValueError(f"--validation_fraction={_VALIDATION.value} leaves {len(train_set)} training and "
                          f"{len(held)} held-out examples from {len(examples.games)} games: both must be > 0")
     dev = None
     if _DEV.value > 0:
-        train_set, dev = data.split_by_game(train_set, _DEV.value, _SPLIT_SALT.value + "/dev")
+        train_set, dev = dataset.split_by_game(train_set, _DEV.value, _SPLIT_SALT.value + "/dev")
         if not len(train_set) or not len(dev):
             raise ValueError(f"--dev_fraction={_DEV.value} leaves {len(train_set)} training and {len(dev)} dev "
                              "examples: both must be > 0 (or give --dev_fraction=0)")

@@ -1,4 +1,4 @@
-"""azdb_jax/rbc/data.py and experiments/rbc_generate.py: recorded games and the examples made from them.
+"""azdb_jax/rbc/data.py, azdb_jax/rbc/dataset.py and experiments/rbc_generate.py: recorded games and their examples.
 
 - the examples of a recorded game are checked against the history itself: one example per
   sense and per move decision, the taken action's index decodes back to the sensed square's
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import reconchess
 
-from azdb_jax.rbc import actions, data, rules, synopsis
+from azdb_jax.rbc import actions, data, dataset, rules, synopsis
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CONFIG = data.ExampleConfig(synopsis_boards=16, max_boards=200, horizon=5)
@@ -85,7 +85,7 @@ def test_examples_agree_with_the_history(recorded):
                         assert requested in reconchess.utilities.move_actions(truth) or \
                             reconchess.utilities.add_pawn_queen_promotion(truth, requested) in \
                             reconchess.utilities.move_actions(truth)
-                    legal = data.unpack_mask(examples.legal[row])
+                    legal = dataset.unpack_mask(examples.legal[row])
                     assert legal[examples.action[row]] and legal[actions.PASS]
                     assert legal.sum() == len({actions.move_index(m)
                                                for m in reconchess.utilities.move_actions(truth)}) + 1
@@ -132,18 +132,18 @@ def test_the_first_synopsis_is_the_start_positions():
 def test_files_round_trip_and_bad_files_are_named(recorded, tmp_path):
     _, _, paths, examples = recorded
     path = examples.save(tmp_path / "ex.npz")
-    back = data.Examples.load(path)
+    back = dataset.Examples.load(path)
     for field in ("synopses", "stage", "action", "legal", "result", "soon_win", "soon_lose", "pieces", "game",
                   "group"):
         np.testing.assert_array_equal(getattr(back, field), getattr(examples, field))
     assert back.games == examples.games and back.groups == examples.groups
-    both = data.Examples.load([path, path])
+    both = dataset.Examples.load([path, path])
     assert len(both) == 2 * len(examples) and both.games == examples.games
     with pytest.raises(FileNotFoundError, match="missing.npz does not exist"):
-        data.Examples.load(tmp_path / "missing.npz")
+        dataset.Examples.load(tmp_path / "missing.npz")
     (tmp_path / "bad.npz").write_bytes(b"not a zip file")
     with pytest.raises(ValueError, match="bad.npz is unreadable"):
-        data.Examples.load(tmp_path / "bad.npz")
+        dataset.Examples.load(tmp_path / "bad.npz")
     (tmp_path / "bad.json").write_text('{"white_name": ')
     with pytest.raises(ValueError, match="bad.json is not a reconchess GameHistory file"):
         data.load_history(tmp_path / "bad.json")
@@ -153,21 +153,21 @@ def test_files_round_trip_and_bad_files_are_named(recorded, tmp_path):
 
 def test_the_split_puts_no_game_in_both_sets(recorded):
     _, _, _, examples = recorded
-    many = data.Examples.concatenate([examples] + [
+    many = dataset.Examples.concatenate([examples] + [
         dataclasses.replace(examples, games=[f"copy{i}/{g}" for g in examples.games]) for i in range(20)])
-    train, held = data.split_by_game(many, 0.3)
+    train, held = dataset.split_by_game(many, 0.3)
     assert len(train) + len(held) == len(many) and len(train) and len(held)
     train_games = {train.games[g] for g in train.game}
     held_games = {held.games[g] for g in held.game}
     assert not train_games & held_games and len(train_games | held_games) == len(many.games)
-    assert all(data.game_in_validation(g, 0.3) for g in held_games)
+    assert all(dataset.game_in_validation(g, 0.3) for g in held_games)
     with pytest.raises(ValueError, match="validation fraction"):
-        data.split_by_game(many, 1.5)
+        dataset.split_by_game(many, 1.5)
 
 
 def test_masks_and_options():
     indices = [0, 63, 64, 4095, actions.PASS]
-    assert np.flatnonzero(data.unpack_mask(data.pack_mask(indices))).tolist() == indices
+    assert np.flatnonzero(dataset.unpack_mask(dataset.pack_mask(indices))).tolist() == indices
     for spec, message in (("tracking:random", "FIRST:SECOND=GAMES"), ("tracking:nobody=3", "unknown player"),
                           ("tracking:random=0", ">= 1"), ("tracking:random=x", "not an integer")):
         with pytest.raises(ValueError, match=message):

@@ -10,7 +10,9 @@
   prefers one move gets it);
 - options out of range end in one line naming them (the player and the script);
 - an opponent whose engine dies mid-game (TroutBot with its Stockfish process killed) is
-  the opponent's error: the game is replayed with a fresh opponent, and the report says so.
+  the opponent's error: the game is replayed with a fresh opponent, and the report says so;
+  so is an opponent's request outside move_actions (with no replay left the game is left
+  out), while the player's own such request propagates.
 """
 
 import os
@@ -26,7 +28,7 @@ import pytest
 from reconchess.bots.attacker_bot import AttackerBot
 from reconchess.bots.random_bot import RandomBot
 
-from azdb_jax.rbc import actions, gauntlet, rules, tracking, uct
+from azdb_jax.rbc import actions, gauntlet, infostate, rules, tracking
 from azdb_jax.rbc.player import DSMCPPlayer, TrackingPlayer, safest_moves
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -49,13 +51,14 @@ def test_dsmcp_plays_tracked_games(color):
 @pytest.mark.parametrize("opponent_class", [RandomBot, AttackerBot])
 def test_dsmcp_plays_whole_games_with_its_particles_among_the_possible_boards(opponent_class):
     for seed in range(2):
-        player = DSMCPPlayer(seconds_per_decision=0.05, particles=32, evaluator=uct.HeuristicEvaluator(seed=seed),
+        player = DSMCPPlayer(seconds_per_decision=0.05, particles=32, evaluator=infostate.HeuristicEvaluator(seed=seed),
                              seed=seed)
         checked = []
 
         def check(player=player, checked=checked):
+            # Reading the boards first: making a pending opponent move's children may hit the cap.
+            possible = {rules.board_key(b) for b in player.tracker.boards}
             if player.tracker.exact:  # a capped set may have dropped a particle's board
-                possible = {rules.board_key(b) for b in player.tracker.boards}
                 assert all(rules.board_key(p.board) in possible for p in player.belief.particles)
                 checked.append(len(player.belief.particles))
 
@@ -127,7 +130,8 @@ def test_the_network_variant_plays_the_evaluator_policy():
                                            ({"simulations": 0}, "simulations"), ({"variant": "cache"}, "variant"),
                                            ({"bandit": "exp3"}, "bandit"), ({"caution": 2.0}, "caution"),
                                            ({"paranoia": -0.1}, "paranoia"), ({"particles": 0}, "particles"),
-                                           ({"depth": 0}, "depth"), ({"set_size": 0}, "set_size")])
+                                           ({"depth": 0}, "depth"), ({"set_size": 0}, "set_size"),
+                                           ({"synopsis_boards": 0}, "synopsis_boards")])
 def test_player_options_out_of_range_are_named(kwargs, words):
     with pytest.raises(ValueError, match=f"^{words} must be"):
         DSMCPPlayer(**kwargs)
@@ -170,3 +174,41 @@ def test_an_engine_that_dies_is_the_opponents_error_and_the_game_is_replayed(sto
                                    max_turns=2, make_opponent_fn=make_opponent, max_replays=0)
     assert len(made) == 1 and report["replayed"] == 0
     assert report["records"][0]["opponent_error"] == "engine died" and report["games_with_opponent_error"] == 1
+
+
+class _Illegal(RandomBot):
+    """RandomBot that asks for a rook move through its own pawn (outside move_actions)."""
+
+    def choose_move(self, move_actions, seconds_left):
+        return _through_own_pawn(move_actions)
+
+
+class _IllegalPlayer(TrackingPlayer):
+    def choose_move(self, move_actions, seconds_left):
+        return _through_own_pawn(move_actions)
+
+
+def _through_own_pawn(move_actions):
+    white = any(chess.square_rank(m.from_square) < 4 for m in move_actions)
+    return chess.Move(chess.A1, chess.A8) if white else chess.Move(chess.A8, chess.A1)
+
+
+def test_an_illegal_request_of_the_opponent_is_its_error_and_the_game_is_replayed():
+    made = []
+
+    def make_opponent():
+        made.append(_Illegal() if not made else RandomBot())
+        return made[-1]
+
+    def make_player(seed):
+        return TrackingPlayer(seconds_per_move=0.02, seed=seed)
+
+    report = gauntlet.run_gauntlet(make_player, "random", 1, max_turns=2, make_opponent_fn=make_opponent)
+    assert len(made) == 2 and report["replayed"] == 1 and report["games"] == 1 and report["dropped"] == []
+    assert report["opponent_errors"][0]["error"].startswith("illegal request: Requested move a8a1")
+    # Without replays left the game cannot be finished: it is left out of the tally.
+    report = gauntlet.run_gauntlet(make_player, "random", 2, max_turns=2, make_opponent_fn=_Illegal, max_replays=0)
+    assert report["games"] == 0 and report["dropped"] == [0, 1] and len(report["opponent_errors"]) == 2
+    # The player's own illegal request is its fault.
+    with pytest.raises(ValueError, match="not in move_actions"):
+        gauntlet.run_gauntlet(lambda seed: _IllegalPlayer(seed=seed), "random", 1, max_turns=2)

@@ -19,25 +19,25 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax.rbc import actions, data, evaluator, network, synopsis, training
+from azdb_jax.rbc import actions, dataset, evaluator, network, synopsis, training
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 TINY = network.RbcNetConfig(headsets=("A", "B"), channels=8, num_blocks=1, policy_channels=1, value_channels=1,
                             value_hidden=8)
 
 
-def _synthetic(n: int, seed: int = 0) -> data.Examples:
+def _synthetic(n: int, seed: int = 0) -> dataset.Examples:
     """``n`` examples with random synopses and targets, two games, groups A and B."""
     rng = np.random.default_rng(seed)
     stage = (np.arange(n) % 2).astype(np.uint8)
-    legal = np.stack([data.pack_mask(set(rng.choice(actions.PASS, 20, replace=False).tolist()) | {actions.PASS})
+    legal = np.stack([dataset.pack_mask(set(rng.choice(actions.PASS, 20, replace=False).tolist()) | {actions.PASS})
                       for _ in range(n)])
     action = np.where(stage == 0, rng.integers(actions.NUM_SENSES, size=n), actions.PASS).astype(np.int32)
-    return data.Examples(
+    return dataset.Examples(
         synopses=rng.integers(0, 2 ** 63, size=(n, synopsis.NUM_PLANES), dtype=np.uint64), stage=stage,
         action=action, legal=legal, result=rng.choice([-1, 0, 1], size=n).astype(np.int8),
         soon_win=rng.random(n) < 0.3, soon_lose=rng.random(n) < 0.3,
-        pieces=rng.integers(0, 9, size=(n, data.NUM_PIECE_COUNTS)).astype(np.uint8), tracked=np.ones(n, bool),
+        pieces=rng.integers(0, 9, size=(n, dataset.NUM_PIECE_COUNTS)).astype(np.uint8), tracked=np.ones(n, bool),
         boards=np.ones(n, np.int32), game=(np.arange(n) % 2).astype(np.int32),
         group=(np.arange(n) // 2 % 2).astype(np.int32), color=np.ones(n, bool), turn=np.zeros(n, np.int32),
         games=["g0", "g1"], groups=["A", "B"])
@@ -70,7 +70,7 @@ def test_heads_have_rbcs_sizes_for_every_headset(tiny):
     out = apply(params, planes)
     assert out.sense_logits.shape == (3, 4, actions.NUM_SENSES) and out.move_logits.shape == (3, 4, actions.NUM_MOVES)
     assert out.value.shape == out.soon_win_logit.shape == out.soon_lose_logit.shape == (3, 4)
-    assert out.piece_counts.shape == (3, 4, data.NUM_PIECE_COUNTS)
+    assert out.piece_counts.shape == (3, 4, dataset.NUM_PIECE_COUNTS)
     assert np.all(np.abs(out.value) <= 1)
     with pytest.raises(ValueError, match="unknown headset 'C'; this network has all, A, B"):
         net.apply(params, planes, ("C",))

@@ -10,7 +10,8 @@
 - caution: a king capture of a knight defended by a pawn looks good to a search (100
   playouts) whose opponent does not know where our king went (our bishop could have made
   the capture) and is refuted when every playout gives the opponent the true board;
-- the classical evaluator's value, the synopses of a batch, the options' one-line errors.
+- the playouts' states carry each side's synopsis context (hand-checked on a one-move search);
+- the options' one-line errors.
 """
 
 import math
@@ -19,7 +20,7 @@ import chess
 import numpy as np
 import pytest
 
-from azdb_jax.rbc import actions, belief, rules, synopsis, uct
+from azdb_jax.rbc import actions, belief, infostate, synopsis, uct
 
 
 def _node(visits, totals, prior, least=None):
@@ -92,7 +93,7 @@ def test_the_search_captures_the_king_on_every_possible_board():
     boards = [chess.Board("k7/8/8/8/8/8/8/R3K3 w - - 0 1"), chess.Board("8/8/8/k7/8/8/8/R3K3 w - - 0 1"),
               chess.Board("8/8/8/8/8/k7/8/R3K3 w - - 0 1")]
     assert uct.forced_win(boards, chess.WHITE) is None
-    search = uct.Search(uct.ClassicalEvaluator(), uct.SearchConfig(depth=4), seed=0)
+    search = uct.Search(infostate.ClassicalEvaluator(), uct.SearchConfig(depth=4), seed=0)
     result = search.run(chess.WHITE, True, boards, _particles(boards), simulations=300)
     assert result.best == chess.Move.from_uci("a1a8"), result
     index = result.choices.index(chess.Move.from_uci("a1a8"))
@@ -140,54 +141,38 @@ def test_caution_refutes_a_capture_that_only_works_while_the_opponent_is_unsure(
         assert cautious.best != risky, cautious
 
 
-def test_the_heuristic_priors():
-    evaluator = uct.HeuristicEvaluator(sense_weight=4.0, king=6.0, capture=1.5, attack=1.0)
-    # Two boards that differ only by a black knight on c3 or c4: a window holding c3 or c4 splits
-    # them (E|S'| / |S| = 1 / 2, logit -2), any other keeps both (logit -4).
-    boards = tuple(chess.Board(f"4k3/8/8/8/{a}/{b}/8/4K3 w - - 0 1") for a, b in (("8", "2n5"), ("2n5", "8")))
-    senses, _, _ = evaluator(uct.InfoBatch([uct.InfoState(boards, chess.WHITE, False)]))
-    for index, square in enumerate(rules.INTERIOR_SQUARES):
-        splits = {chess.C3, chess.C4} & set(rules.sense_window(square))
-        assert senses[0, index] == (-2.0 if splits else -4.0), chess.square_name(square)
-    board = chess.Board("1k6/8/8/4p3/8/5N2/8/1R1QK3 w - - 0 1")
-    _, moves, _ = evaluator(uct.InfoBatch([uct.InfoState((board,), chess.WHITE, True)]))
-    logit = {m: moves[0, actions.move_index(chess.Move.from_uci(m))] for m in ("b1b8", "f3e5", "d1d6", "d1d2")}
-    assert logit == {"b1b8": 6.0, "f3e5": 1.5, "d1d6": 1.0, "d1d2": 0.0}
-    assert moves[0, actions.PASS] == 0.0
+class _Recording(infostate.ClassicalEvaluator):
+    """The classical evaluator, keeping every state it is asked about."""
+
+    def __init__(self):
+        super().__init__()
+        self.states = []
+
+    def __call__(self, batch):
+        self.states.extend(batch.states)
+        return super().__call__(batch)
 
 
-def test_an_evaluator_policy_models_the_opponent():
-    board = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
-
-    class _Likes:
-        def __call__(self, batch):
-            moves = np.zeros((len(batch), actions.NUM_MOVES))
-            moves[:, actions.move_index(chess.Move.from_uci("a1a5"))] = math.log(3.0)
-            return np.zeros((len(batch), actions.NUM_SENSES)), moves, np.zeros(len(batch))
-
-    choices = [chess.Move.from_uci("a1a5"), chess.Move.from_uci("a1a2"), None]
-    probs = uct.EvaluatorPolicy(_Likes())([board], chess.WHITE, True, choices, np.random.default_rng(0))
-    np.testing.assert_allclose(probs, [0.6, 0.2, 0.2])  # weights 3 : 1 : 1
-
-
-def test_the_classical_value_and_the_synopses_of_a_batch():
-    evaluator = uct.ClassicalEvaluator(boards=2)
-    up_a_queen = chess.Board("4k3/8/8/8/8/8/8/3QK3 w - - 0 1")
-    value = evaluator.board_value(up_a_queen, chess.WHITE)
-    assert 0.8 < value < 1.0 and evaluator.board_value(up_a_queen, chess.BLACK) == pytest.approx(-value)
-    attacked = chess.Board("k7/8/8/8/8/8/8/R3K3 w - - 0 1")  # White to move takes the king on a8 next
-    assert evaluator.board_value(attacked, chess.WHITE) == 1.0 and evaluator.board_value(attacked, chess.BLACK) == -1
-    waiting = chess.Board("k7/8/8/8/8/8/8/R3K3 b - - 0 1")  # Black moves first: no capture yet
-    assert -1.0 < evaluator.board_value(waiting, chess.WHITE) < 1.0
-    assert evaluator.board_value(chess.Board("k7/8/8/8/8/8/8/r3K3 b - - 0 1"), chess.WHITE) == -1.0
-    state = uct.InfoState((up_a_queen, attacked), chess.WHITE, True)
-    batch = uct.InfoBatch([state, uct.InfoState((up_a_queen,), chess.BLACK, False)])
-    senses, moves, values = evaluator(batch)
-    assert senses.shape == (2, actions.NUM_SENSES) and moves.shape == (2, actions.NUM_MOVES) and values.shape == (2,)
-    assert values[0] == pytest.approx((value + 1.0) / 2)
-    assert batch.synopses.shape == (2, synopsis.NUM_PLANES) and batch.synopses.dtype == np.uint64
-    np.testing.assert_array_equal(batch.synopses[0], synopsis.synopsis([up_a_queen, attacked], chess.WHITE,
-                                                                       synopsis.Context(True)))
+def test_the_playouts_states_carry_each_sides_context():
+    # White's rook takes on a5; then Black senses (a new node: the opponent's state, and ours
+    # for the value). Our root context: last move b1c3, no capture, Black last took on d4.
+    board = chess.Board("7k/8/8/p7/8/8/8/R3K3 w - - 0 1")
+    root = infostate.InfoState((board,), chess.WHITE, True, synopsis.Context(True, chess.B1, chess.C3, None, chess.D4))
+    evaluator = _Recording()
+    search = uct.Search(evaluator, uct.SearchConfig(depth=2, value_view="self"), seed=0)
+    search.run(chess.WHITE, True, [board], [belief.Particle(board, (board,), 0)], moves=[chess.Move.from_uci("a1a5")],
+               simulations=1, root=root)
+    assert evaluator.states[0] is root and len(evaluator.states) == 3
+    theirs, ours = evaluator.states[1:]
+    # The opponent was told of our capture on a5 and knows its own on d4; its last move and
+    # previous synopsis are not in the particle.
+    assert theirs.opponent and theirs.color == chess.BLACK and not theirs.move_stage and theirs.previous is None
+    assert theirs.full_context == synopsis.Context(False, None, None, chess.D4, chess.A5)
+    assert not ours.opponent and ours.color == chess.WHITE and ours.previous is root
+    assert ours.full_context == synopsis.Context(False, chess.A1, chess.A5, chess.A5, chess.D4)
+    np.testing.assert_array_equal(ours.synopsis()[86:], root.synopsis()[synopsis.CARRIED])
+    with pytest.raises(ValueError, match="root state"):
+        search.run(chess.BLACK, True, [board], [belief.Particle(board, (board,), 0)], simulations=1, root=root)
 
 
 @pytest.mark.parametrize("option, value", [("depth", 0), ("exploration", -1.0), ("mixing", -0.5), ("bandit", "ucb2"),

@@ -17,7 +17,7 @@ opponent knows. Here a ``Particle`` holds
 parent particle of an earlier turn (uniformly chosen) by playing the opponent's turn with
 actions drawn from an opponent *policy* (``OpponentPolicy``: a sense, then a move request,
 each given the opponent's own set ``J``; ``UniformPolicy`` by default, ``AggressivePolicy``,
-or ``uct.EvaluatorPolicy`` for a network's priors) and then our own observations of this
+or ``infostate.EvaluatorPolicy`` for a network's priors) and then our own observations of this
 turn in the order they came (the capture report, the sense result, our move result): the
 candidate is rejected at the first observation its board would not have produced. After
 ``persistence`` (= k) rejections in a row a *singleton* particle is taken instead: a uniformly chosen board of

@@ -39,22 +39,18 @@ trained on recorded games (§5.3, Table 1). This module makes both halves locall
   game) is the name of the player whose point of view it is (``scheme="player"``, the
   paper's: the RandomBot headset learns RandomBot's actions), or that name and the
   opponent's (``scheme="matchup"``: ``"RandomBot-vs-TrackingPlayer"``).
-- ``Examples`` holds them as arrays (synopses as 104 ``uint64`` each, 832 bytes) and
-  saves / loads ``.npz`` files; ``split_by_game`` holds out a fraction of the games by a
-  hash of their names (§5.3: "10% of the games were used as validation data based on game
-  filename hashes"), so no game is in both sets.
+- ``history_examples`` returns them as ``dataset.Examples`` (arrays and ``.npz`` files;
+  ``dataset.split_by_game`` holds out games by a hash of their names).
 """
 
 import dataclasses
 import hashlib
 import json
 import logging
-import os
 import pathlib
 import random
 import time
-import zipfile
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import chess
 import numpy as np
@@ -62,11 +58,11 @@ import reconchess
 
 from azdb_jax import files
 from azdb_jax.rbc import actions, synopsis, tracking
+from azdb_jax.rbc.dataset import MASK_WORDS, NUM_PIECE_COUNTS, Examples, pack_mask
 
-__all__ = ["PLAYERS", "HEADSET_SCHEMES", "PIECE_COUNT_NAMES", "NUM_PIECE_COUNTS", "MASK_WORDS", "ExampleConfig",
-           "Examples", "Matchup", "parse_matchups", "make_player", "play_games", "load_history", "game_examples",
-           "history_examples", "headset_of", "piece_counts", "pack_mask", "unpack_mask", "split_by_game",
-           "game_in_validation", "list_histories"]
+__all__ = ["PLAYERS", "HEADSET_SCHEMES", "PIECE_COUNT_NAMES", "ExampleConfig", "Matchup", "parse_matchups",
+           "make_player", "play_games", "load_history", "game_examples", "history_examples", "headset_of",
+           "piece_counts", "list_histories"]
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +71,7 @@ HEADSET_SCHEMES = ("player", "matchup")
 _KINDS = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)
 PIECE_COUNT_NAMES = tuple(f"{side}_{name}" for side in ("own", "opponent")
                           for name in ("pawns", "knights", "bishops", "rooks", "queens", "king"))
-NUM_PIECE_COUNTS = len(PIECE_COUNT_NAMES)
-MASK_WORDS = (actions.NUM_MOVES + 63) // 64  # uint64 words of a packed move mask
+assert len(PIECE_COUNT_NAMES) == NUM_PIECE_COUNTS
 _SENSE, _MOVE = 0, 1
 
 
@@ -204,126 +199,6 @@ class ExampleConfig:
             raise ValueError(f"ExampleConfig.scheme must be one of {HEADSET_SCHEMES}, got {self.scheme!r}")
 
 
-_FIELDS = {  # name -> (dtype, shape after the example axis)
-    "synopses": (np.uint64, (synopsis.NUM_PLANES,)), "stage": (np.uint8, ()), "action": (np.int32, ()),
-    "legal": (np.uint64, (MASK_WORDS,)), "result": (np.int8, ()), "soon_win": (np.bool_, ()),
-    "soon_lose": (np.bool_, ()), "pieces": (np.uint8, (NUM_PIECE_COUNTS,)), "tracked": (np.bool_, ()),
-    "boards": (np.int32, ()), "game": (np.int32, ()), "group": (np.int32, ()), "color": (np.bool_, ()),
-    "turn": (np.int32, ()),
-}
-
-
-@dataclasses.dataclass
-class Examples:
-    """Training examples as arrays (one row per decision; module docstring).
-
-    ``game`` indexes ``games`` (game names, e.g. history file names) and ``group`` indexes
-    ``groups`` (headset names). ``boards``: how many possible boards the synopsis read.
-    """
-
-    synopses: np.ndarray  # [N, 104] uint64
-    stage: np.ndarray  # [N] uint8: 0 sense, 1 move
-    action: np.ndarray  # [N] int32: sense index or move index
-    legal: np.ndarray  # [N, MASK_WORDS] uint64: packed legal move requests (zeros at senses)
-    result: np.ndarray  # [N] int8: +1 / 0 / -1 from the player's side
-    soon_win: np.ndarray  # [N] bool
-    soon_lose: np.ndarray  # [N] bool
-    pieces: np.ndarray  # [N, 12] uint8 (PIECE_COUNT_NAMES)
-    tracked: np.ndarray  # [N] bool
-    boards: np.ndarray  # [N] int32
-    game: np.ndarray  # [N] int32 into games
-    group: np.ndarray  # [N] int32 into groups
-    color: np.ndarray  # [N] bool: the player's colour (True: White)
-    turn: np.ndarray  # [N] int32: the player's turn number (0-based)
-    games: List[str] = dataclasses.field(default_factory=list)
-    groups: List[str] = dataclasses.field(default_factory=list)
-
-    def __len__(self) -> int:
-        return int(self.stage.shape[0])
-
-    @classmethod
-    def empty(cls) -> "Examples":
-        return cls(**{k: np.zeros((0,) + shape, dtype) for k, (dtype, shape) in _FIELDS.items()})
-
-    @classmethod
-    def from_rows(cls, rows: Sequence[Dict], games: List[str], groups: List[str]) -> "Examples":
-        if not rows:
-            out = cls.empty()
-            out.games, out.groups = list(games), list(groups)
-            return out
-        arrays = {k: np.asarray([r[k] for r in rows], dtype).reshape((len(rows),) + shape)
-                  for k, (dtype, shape) in _FIELDS.items()}
-        return cls(**arrays, games=list(games), groups=list(groups))
-
-    def subset(self, index: np.ndarray) -> "Examples":
-        """The rows ``index`` (a boolean mask or indices), same game and group names."""
-        return Examples(**{k: getattr(self, k)[index] for k in _FIELDS}, games=list(self.games),
-                        groups=list(self.groups))
-
-    @staticmethod
-    def concatenate(parts: Sequence["Examples"]) -> "Examples":
-        """One set from several, game and group names merged (indices remapped)."""
-        games: List[str] = []
-        groups: List[str] = []
-        arrays: Dict[str, List[np.ndarray]] = {k: [] for k in _FIELDS}
-        for part in parts:
-            for names, attr in ((games, "games"), (groups, "groups")):
-                for name in getattr(part, attr):
-                    if name not in names:
-                        names.append(name)
-            game_map = np.asarray([games.index(g) for g in part.games] or [0], np.int32)
-            group_map = np.asarray([groups.index(g) for g in part.groups] or [0], np.int32)
-            for k in _FIELDS:
-                value = getattr(part, k)
-                if k == "game":
-                    value = game_map[value]
-                elif k == "group":
-                    value = group_map[value]
-                arrays[k].append(value)
-        if not parts:
-            return Examples.empty()
-        return Examples(**{k: np.concatenate(v) for k, v in arrays.items()}, games=games, groups=groups)
-
-    def save(self, path) -> pathlib.Path:
-        """Writes a compressed ``.npz`` (through a temporary file and a rename)."""
-        path = pathlib.Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
-        np.savez_compressed(tmp, **{k: getattr(self, k) for k in _FIELDS},
-                            games=np.asarray(self.games, dtype=str), groups=np.asarray(self.groups, dtype=str))
-        os.replace(tmp, path)
-        return path
-
-    @classmethod
-    def load(cls, paths) -> "Examples":
-        """Reads and concatenates ``.npz`` files written by ``save``; ValueError (or
-        FileNotFoundError) names a missing, unreadable or malformed file."""
-        if isinstance(paths, (str, os.PathLike)):
-            paths = [paths]
-        parts = []
-        for path in paths:
-            path = pathlib.Path(path)
-            if not path.is_file():
-                raise FileNotFoundError(f"examples file {path} does not exist")
-            try:
-                with np.load(path, allow_pickle=False) as data:
-                    arrays = {k: data[k] for k in list(_FIELDS) + ["games", "groups"]}
-            except (KeyError, ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
-                raise ValueError(f"examples file {path} is unreadable or not an examples file: "
-                                 f"{type(e).__name__}: {e}") from e
-            n = arrays["stage"].shape[0]
-            for k, (dtype, shape) in _FIELDS.items():
-                if arrays[k].shape != (n,) + shape:
-                    raise ValueError(f"examples file {path}: {k} has shape {arrays[k].shape}, expected "
-                                     f"{(n,) + shape}")
-                arrays[k] = arrays[k].astype(dtype, copy=False)
-            games, groups = [str(g) for g in arrays.pop("games")], [str(g) for g in arrays.pop("groups")]
-            if n and (arrays["game"].max() >= len(games) or arrays["group"].max() >= len(groups)):
-                raise ValueError(f"examples file {path}: game or group indices outside its name lists")
-            parts.append(cls(**arrays, games=games, groups=groups))
-        return cls.concatenate(parts)
-
-
 def headset_of(player_name: str, opponent_name: str, scheme: str = "player") -> str:
     """The headset an example trains besides "all" (module docstring)."""
     if scheme == "player":
@@ -336,21 +211,6 @@ def headset_of(player_name: str, opponent_name: str, scheme: str = "player") -> 
 def piece_counts(board: chess.Board, color: bool) -> np.ndarray:
     """``[12]`` uint8: ``color``'s pawns .. king, then the other side's (``PIECE_COUNT_NAMES``)."""
     return np.asarray([len(board.pieces(kind, side)) for side in (color, not color) for kind in _KINDS], np.uint8)
-
-
-def pack_mask(indices: Iterable[int]) -> np.ndarray:
-    """``[MASK_WORDS]`` uint64 with bit ``i`` set for each move index ``i``."""
-    bits = np.zeros(MASK_WORDS * 64, np.uint8)
-    bits[list(indices)] = 1
-    return np.packbits(bits, bitorder="little").view("<u8").astype(np.uint64)
-
-
-def unpack_mask(words: np.ndarray) -> np.ndarray:
-    """``[..., NUM_MOVES]`` bool from ``[..., MASK_WORDS]`` packed masks."""
-    words = np.ascontiguousarray(words, dtype="<u8")
-    bits = np.unpackbits(words.view(np.uint8).reshape(*words.shape[:-1], MASK_WORDS * 8), axis=-1,
-                         bitorder="little")
-    return bits[..., :actions.NUM_MOVES].astype(bool)
 
 
 def load_history(path) -> reconchess.GameHistory:
@@ -414,14 +274,11 @@ def game_examples(history: reconchess.GameHistory, color: bool, config: ExampleC
     total_actions = sum(history.has_sense(t) + history.has_move(t) for t in history.turns())
     rows: List[Dict] = []
     counts = {"decisions": 0, "skipped_senses": 0}
-    previous: Optional[np.ndarray] = None
-    last_from = last_to = last_own_capture = None
+    context = synopsis.ContextTracker()
 
-    def decision(turn, stage, truth, action, legal, context):
-        nonlocal previous
+    def decision(turn, stage, truth, action, legal):
         boards = tracker.sample(config.synopsis_boards, rng)
-        planes = synopsis.synopsis(boards, color, context, previous)
-        previous = planes
+        planes = context.synopsis(boards, color, stage == _MOVE)
         remaining = total_actions - _action_number(turn, stage)
         rows.append({"synopses": planes, "stage": stage, "action": action, "legal": legal, "result": result,
                      "soon_win": result == 1 and remaining <= config.horizon,
@@ -433,6 +290,7 @@ def game_examples(history: reconchess.GameHistory, color: bool, config: ExampleC
         before = _opponent_turn(turn)
         opponent_capture = history.capture_square(before) if before is not None and history.has_move(before) else None
         tracker.opponent_moved(opponent_capture)
+        context.opponent_moved(opponent_capture)
         truth = _truth_before(history, turn)
         if history.has_sense(turn):
             square = history.sense(turn)
@@ -440,8 +298,7 @@ def game_examples(history: reconchess.GameHistory, color: bool, config: ExampleC
                 counts["skipped_senses"] += 1
             else:
                 counts["decisions"] += 1
-                decision(turn, _SENSE, truth, actions.sense_index(square), np.zeros(MASK_WORDS, np.uint64),
-                         synopsis.Context(False, last_from, last_to, last_own_capture, opponent_capture))
+                decision(turn, _SENSE, truth, actions.sense_index(square), np.zeros(MASK_WORDS, np.uint64))
             tracker.sensed(history.sense_result(turn))
         if not history.has_move(turn):
             break
@@ -449,11 +306,9 @@ def game_examples(history: reconchess.GameHistory, color: bool, config: ExampleC
         counts["decisions"] += 1
         legal = pack_mask({actions.move_index(m) for m in reconchess.utilities.move_actions(truth)}
                           | {actions.PASS})
-        decision(turn, _MOVE, truth, actions.move_index(requested), legal,
-                 synopsis.Context(True, last_from, last_to, last_own_capture, opponent_capture))
+        decision(turn, _MOVE, truth, actions.move_index(requested), legal)
         tracker.moved(requested, taken, capture)
-        last_from, last_to = (None, None) if taken is None else (taken.from_square, taken.to_square)
-        last_own_capture = capture
+        context.moved(taken, capture)
     counts["cap_hits"] = tracker.stats.cap_hits
     counts["rebuilds"] = sum(tracker.stats.rebuilds.values())
     return rows, counts
@@ -476,7 +331,7 @@ def history_examples(paths: Sequence[pathlib.Path], config: ExampleConfig = Exam
                      progress: Optional[Callable[[str, int, Dict[str, int]], None]] = None) -> Examples:
     """Examples of both players of every history in ``paths``, ``config.multiplicity`` times
     each. A game is named ``prefix`` + its path relative to ``root`` (default: its file
-    name); examples files with the same game name are one game to ``split_by_game``, so
+    name); examples files with the same game name are one game to ``dataset.split_by_game``, so
     histories of different runs need different prefixes."""
     rows: List[Dict] = []
     games: List[str] = []
@@ -505,19 +360,3 @@ def history_examples(paths: Sequence[pathlib.Path], config: ExampleConfig = Exam
         if progress is not None:
             progress(name, made, totals)
     return Examples.from_rows(rows, games, groups)
-
-
-def game_in_validation(game: str, fraction: float, salt: str = "") -> bool:
-    """Whether the game named ``game`` is held out: a hash of its name below ``fraction``."""
-    digest = hashlib.sha256(f"{salt}{game}".encode()).digest()
-    return int.from_bytes(digest[:8], "little") / 2 ** 64 < fraction
-
-
-def split_by_game(examples: Examples, fraction: float = 0.1, salt: str = "") -> Tuple[Examples, Examples]:
-    """(training, validation): every example of a game goes where its name's hash says
-    (``game_in_validation``), so no game is in both; ValueError for a fraction outside (0, 1)."""
-    if not 0.0 < fraction < 1.0:
-        raise ValueError(f"validation fraction must be in (0, 1), got {fraction}")
-    held = np.asarray([game_in_validation(g, fraction, salt) for g in examples.games] or [False], bool)
-    in_validation = held[examples.game] if len(examples) else np.zeros(0, bool)
-    return examples.subset(~in_validation), examples.subset(in_validation)

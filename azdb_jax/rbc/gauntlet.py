@@ -22,6 +22,13 @@ turn, reason) and replays the game with a fresh opponent and a fresh player (sam
 at most ``max_replays`` times (then the last game counts, flagged). The report says how
 many games were replayed (``replayed``) and lists the errors (``opponent_errors``), as the
 paper does ("games with errors were ignored and replayed", §6).
+
+**Opponents that request what they cannot.** reconchess refuses a move request outside
+``move_actions`` with a ValueError, and the turn cannot go on (TroutBot can ask for a
+king capture its guessed board shows but its true pieces cannot make). Raised during the
+opponent's turn, it is the opponent's error too: the game is replayed; when no replay is
+left the game cannot be finished and is left out of the tally (``dropped``). The same
+error from the player's own request is the player's fault and propagates.
 """
 
 import dataclasses
@@ -138,7 +145,13 @@ def play_game(player: reconchess.Player, opponent: reconchess.Player, player_col
     while not game.is_over():
         if game.turn != player_color or tracker is None:
             mover, turn = game.turn, game.board.fullmove_number
-            reconchess.play_turn(game, players[mover], end_turn_last=True)
+            try:
+                reconchess.play_turn(game, players[mover], end_turn_last=True)
+            except ValueError as e:  # a request outside move_actions: the turn cannot go on
+                if mover == player_color:
+                    raise
+                _abandon(game, players)
+                raise OpponentError(f"illegal request: {e}", turn) from e
             if failure is None and mover != player_color and engine_died(opponent):
                 failure = "engine died"
                 if opponent_errors == "raise":
@@ -250,9 +263,10 @@ def run_gauntlet(make_player: Callable[[int], reconchess.Player], opponent: str,
     check_opponent(opponent)
     if out is not None:
         (out / "games").mkdir(parents=True, exist_ok=True)
-    records, errors = [], []
+    records, errors, dropped = [], [], []
     for index in range(games):
         game_seed = seed * 100_003 + index
+        record = None
         for attempt in range(max_replays + 1):
             random.seed(game_seed + 7_919 * attempt)
             last = attempt == max_replays
@@ -265,6 +279,9 @@ def run_gauntlet(make_player: Callable[[int], reconchess.Player], opponent: str,
                 log.warning("game %d: the opponent failed (%s); replaying it", index, e)
                 continue
             break
+        if record is None:  # the opponent failed in a way that ends the game in every attempt
+            dropped.append(index)
+            continue
         if out is not None:
             name = f"games/game_{index:03d}.json"
             history.save(str(out / name))
@@ -273,7 +290,7 @@ def run_gauntlet(make_player: Callable[[int], reconchess.Player], opponent: str,
         if progress is not None:
             progress(index, record)
     report = {"opponent": opponent, "seed": seed, **summarize(records),
-              "replayed": len({e["game"] for e in errors}), "opponent_errors": errors,
+              "replayed": len({e["game"] for e in errors}), "opponent_errors": errors, "dropped": dropped,
               "games_with_opponent_error": sum(r.opponent_error is not None for r in records),
               "records": [dataclasses.asdict(r) for r in records]}
     if out is not None:

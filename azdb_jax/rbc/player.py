@@ -29,9 +29,16 @@ request that captures the king on every possible board is played without a searc
 requests that leave our king capturable on the fewest of 128 sampled possible boards (our
 addition: without a trained value the playouts see a threat only when their particle
 holds it). Variants (§6): ``mixture`` (the bandit mixes the evaluator's
-priors in during early visits, ``mixing`` = m), ``tree`` (m = ∞, uniform priors) and
-``network`` (the evaluator's policy at the root, no playouts: meaningful with a trained
-network; with ``uct.ClassicalEvaluator``'s uniform priors it plays uniformly at random).
+priors in during early visits, ``mixing`` = m), ``tree`` (m = ∞, uniform priors; the
+evaluator's values) and ``network`` (the evaluator's policy at the root, no playouts:
+meaningful with a trained network, ``evaluator.NetworkEvaluator``; with
+``infostate.ClassicalEvaluator``'s uniform priors it plays uniformly at random).
+
+At every decision (each sense and each move, searched or not) ``DSMCPPlayer`` makes the
+synopsis of a uniform sample of at most ``synopsis_boards`` of its possible boards with
+its context (``synopsis.ContextTracker``), as the training examples are made
+(``data.game_examples``); that state is the search's root, and its synopsis is the
+previous synopsis of the next decision (``synopses`` keeps them).
 """
 
 import logging
@@ -44,7 +51,7 @@ import numpy as np
 import reconchess
 
 from azdb_jax.classical import evaluation
-from azdb_jax.rbc import actions, belief, rules, sensing, synopsis, tracking, uct
+from azdb_jax.rbc import belief, infostate, rules, sensing, synopsis, tracking, uct
 
 __all__ = ["TrackingPlayer", "DSMCPPlayer", "VARIANTS", "safest_moves", "WIN", "DEFAULT_CHECK_BONUS", "move_values",
            "king_captures"]
@@ -231,7 +238,11 @@ class DSMCPPlayer(TrackingPlayer):
       depth: actions per playout before the leaf is evaluated.
       set_size: ℓ, boards in an approximate information state.
       particles, persistence, turns_back: the belief's size, k and kept turns (``belief``).
-      evaluator: leaf evaluator (default ``uct.ClassicalEvaluator``).
+      evaluator: the priors and values of the search (an ``infostate.Evaluator``; default
+        ``infostate.ClassicalEvaluator``; a network: ``evaluator.NetworkEvaluator``); its
+        ``start_game(color, opponent_name)``, if it has one, is called when a game starts.
+      synopsis_boards: the most possible boards the synopsis of a decision reads (a uniform
+        sample; the training examples' ``synopsis_boards``).
       opponent_policy: the opponent model of the belief (default uniform).
       min_search_seconds: below this budget the ``TrackingPlayer`` choice is made instead.
       search_senses: False to sense as ``TrackingPlayer`` does and search only moves.
@@ -249,9 +260,10 @@ class DSMCPPlayer(TrackingPlayer):
                  paranoia: float = 0.0, caution: float = 0.0, cautious_size: int = 1, depth: int = 6,
                  set_size: int = belief.DEFAULT_SET_SIZE, particles: int = belief.DEFAULT_PARTICLES,
                  persistence: int = belief.DEFAULT_PERSISTENCE, turns_back: int = 2,
-                 evaluator: Optional[uct.Evaluator] = None, opponent_policy: Optional[belief.OpponentPolicy] = None,
-                 min_search_seconds: float = 0.05, search_senses: bool = True, value_view: str = "self",
-                 safety_filter: bool = True, seed: int = 0, **tracking_kwargs):
+                 evaluator: Optional[infostate.Evaluator] = None,
+                 opponent_policy: Optional[belief.OpponentPolicy] = None, min_search_seconds: float = 0.05,
+                 search_senses: bool = True, value_view: str = "self", safety_filter: bool = True,
+                 synopsis_boards: int = 64, seed: int = 0, **tracking_kwargs):
         if not seconds_per_decision > 0:
             raise ValueError(f"seconds_per_decision must be > 0, got {seconds_per_decision}")
         if simulations is not None and simulations < 1:
@@ -261,6 +273,8 @@ class DSMCPPlayer(TrackingPlayer):
         for name, value in (("particles", particles), ("persistence", persistence), ("turns_back", turns_back)):
             if value < 1:
                 raise ValueError(f"{name} must be >= 1, got {value}")
+        if synopsis_boards < 1:
+            raise ValueError(f"synopsis_boards must be >= 1, got {synopsis_boards}")
         if min_search_seconds < 0:
             raise ValueError(f"min_search_seconds must be >= 0, got {min_search_seconds}")
         self.config = uct.SearchConfig(depth=depth, exploration=exploration,
@@ -273,14 +287,16 @@ class DSMCPPlayer(TrackingPlayer):
         self.simulations = simulations
         self.variant = variant
         self.particles, self.persistence, self.turns_back = particles, persistence, turns_back
-        self.evaluator = evaluator or uct.ClassicalEvaluator(seed=seed)
+        self.evaluator = evaluator or infostate.ClassicalEvaluator(seed=seed)
+        self.synopsis_boards = synopsis_boards
         self.opponent_policy = opponent_policy
         self.min_search_seconds = min_search_seconds
         self.search_senses = search_senses
         self.safety_filter = safety_filter
         self.belief: Optional[belief.Belief] = None
         self.decisions: List[Dict[str, Any]] = []
-        self._context = synopsis.Context(False)
+        self.context = synopsis.ContextTracker()
+        self.synopses: List[np.ndarray] = []  # [104] per decision of the game, in order
 
     # ------------------------------------------------------------------ observations
 
@@ -290,13 +306,17 @@ class DSMCPPlayer(TrackingPlayer):
                                     persistence=self.persistence, turns_back=self.turns_back,
                                     policy=self.opponent_policy, seed=int(self.rng.integers(2 ** 31)))
         self.decisions = []
-        self._context = synopsis.Context(False)
+        self.context = synopsis.ContextTracker()
+        self.synopses = []
+        start_game = getattr(self.evaluator, "start_game", None)
+        if start_game is not None:
+            start_game(color, opponent_name)
 
     def handle_opponent_move_result(self, captured_my_piece: bool, capture_square: Optional[int]) -> None:
         super().handle_opponent_move_result(captured_my_piece, capture_square)
         capture = capture_square if captured_my_piece else None
         self.belief.opponent_moved(capture, self.tracker)
-        self._context = self._context._replace(last_opponent_capture=capture)
+        self.context.opponent_moved(capture)
 
     def handle_sense_result(self, sense_result: List[Tuple[int, Optional[chess.Piece]]]) -> None:
         super().handle_sense_result(sense_result)
@@ -307,32 +327,36 @@ class DSMCPPlayer(TrackingPlayer):
         super().handle_move_result(requested_move, taken_move, captured_opponent_piece, capture_square)
         capture = capture_square if captured_opponent_piece else None
         self.belief.moved(requested_move, taken_move, capture, self.tracker)
-        self._context = self._context._replace(
-            last_from=taken_move.from_square if taken_move else None,
-            last_to=taken_move.to_square if taken_move else None, last_own_capture=capture)
+        self.context.moved(taken_move, capture)
 
     # ------------------------------------------------------------------ decisions
 
     def _budget(self, seconds_left: float) -> float:
         return min(self.seconds_per_decision, max(seconds_left, 0.0) / 30)
 
-    def _decide(self, move_stage: bool, moves: Optional[Sequence[chess.Move]], budget: float, start: float):
-        """The search's (or the network variant's) choice, and its record."""
-        boards = self.tracker.sample(4096, self.rng)
-        context = self._context._replace(move_stage=move_stage)
+    def _root(self, move_stage: bool) -> infostate.InfoState:
+        """Our information state at a decision: the synopsis of at most ``synopsis_boards``
+        possible boards with our context (module docstring), kept in ``synopses``."""
+        boards = tuple(self.tracker.sample(self.synopsis_boards, self.rng))
+        context, previous = self.context.context(move_stage), self.context.previous
+        planes = self.context.synopsis(boards, self.color, move_stage)
+        self.synopses.append(planes)
+        return infostate.InfoState(boards, self.color, move_stage, context, previous, planes=planes)
+
+    def _decide(self, root: infostate.InfoState, moves: Optional[Sequence[chess.Move]], budget: float,
+                start: float):
+        """The search's (or the network variant's) choice from ``root``, and its record."""
+        move_stage = root.move_stage
         if self.variant == "network":
             choices = list(moves) if move_stage else list(rules.INTERIOR_SQUARES)
-            sample = boards if len(boards) <= self.config.set_size else [
-                boards[i] for i in self.rng.choice(len(boards), size=self.config.set_size, replace=False)]
-            sense_logits, move_logits, _ = self.evaluator(uct.InfoBatch([uct.InfoState(
-                tuple(sample), self.color, move_stage, context)]))
-            logits = np.asarray([move_logits[0][actions.move_index(m)] for m in choices] if move_stage else
-                                [sense_logits[0][actions.sense_index(s)] for s in choices])
-            best = np.flatnonzero(logits >= logits.max() - 1e-9)
+            sense_logits, move_logits, _ = self.evaluator(infostate.InfoBatch([root]))
+            prior = infostate.softmax_over(move_logits[0] if move_stage else sense_logits[0], move_stage, choices)
+            best = np.flatnonzero(prior >= prior.max() * (1 - 1e-9))
             return choices[int(self.rng.choice(best))], {"simulations": 0, "nodes": 0}
+        boards = self.tracker.sample(4096, self.rng)
         search = uct.Search(self.evaluator, self.config, seed=int(self.rng.integers(2 ** 31)))
         result = search.run(self.color, move_stage, boards, self.belief.particles, moves=moves,
-                            simulations=self.simulations, deadline=start + budget, context=context)
+                            simulations=self.simulations, deadline=start + budget, root=root)
         log.debug("%s: %s after %d playouts (%d nodes, %.2f s), visits %s", "move" if move_stage else "sense",
                   result.best, result.simulations, result.nodes, result.seconds, result.visits.tolist())
         return result.best, {"simulations": result.simulations, "nodes": result.nodes}
@@ -341,10 +365,11 @@ class DSMCPPlayer(TrackingPlayer):
                      seconds_left: float) -> Optional[int]:
         start = time.perf_counter()
         budget = self._budget(seconds_left)
+        root = self._root(False)
         if not self.search_senses or budget < self.min_search_seconds:
             self.decisions.append({"stage": "sense", "fallback": self.search_senses, "simulations": 0})
             return super().choose_sense(sense_actions, move_actions, seconds_left)
-        square, record = self._decide(False, None, budget, start)
+        square, record = self._decide(root, None, budget, start)
         self.decisions.append({"stage": "sense", "fallback": False, **record,
                                "seconds": time.perf_counter() - start})
         return square
@@ -352,6 +377,7 @@ class DSMCPPlayer(TrackingPlayer):
     def choose_move(self, move_actions: List[chess.Move], seconds_left: float) -> Optional[chess.Move]:
         start = time.perf_counter()
         budget = self._budget(seconds_left)
+        root = self._root(True)
         win = uct.forced_win(self.tracker.boards, self.color)
         if win is not None and win in move_actions:
             self.king_capture_tries += 1
@@ -363,7 +389,7 @@ class DSMCPPlayer(TrackingPlayer):
         moves: List[Optional[chess.Move]] = [m for m in move_actions if m.promotion in (None, chess.QUEEN)] + [None]
         if self.safety_filter:
             moves = safest_moves(self.tracker.sample(128, self.rng), moves, self.color)
-        move, record = self._decide(True, moves, budget, start)
+        move, record = self._decide(root, moves, budget, start)
         self.decisions.append({"stage": "move", "fallback": False, **record, "candidates": len(moves),
                                "seconds": time.perf_counter() - start})
         return move

@@ -40,7 +40,12 @@ first rank is rank 1):
   may castle now (the king's destination of each castle RBC allows on the board);
 - 84, 85 own queens' rook- and bishop-neighbours (rays stopped by own pieces);
 - 86-103 previous: planes 18-35 of the synopsis the player made before (``previous``),
-  zeros for the first.
+  zeros for the first (``carried`` makes just those 18 planes, without the rest).
+
+``ContextTracker`` keeps one player's context through a game (its last taken move and
+capture square, the opponent's last capture square, its previous synopsis) the way the
+training examples read it (``data.game_examples``) and the player keeps it in play
+(``player.DSMCPPlayer``), so both make the same synopsis of the same boards.
 
 Every plane the paper lists is included; 37 and 40 are our reading of an undefined name,
 and the ray neighbourhoods (73, 76, 84, 85) stop at own pieces because the paper does not
@@ -54,9 +59,12 @@ import numpy as np
 
 from azdb_jax.rbc import rules
 
-__all__ = ["Context", "PLANES", "NUM_PLANES", "PAIRS", "board_features", "synopsis", "board_planes", "unpack"]
+__all__ = ["Context", "ContextTracker", "PLANES", "NUM_PLANES", "NUM_CARRIED", "CARRIED", "PAIRS", "board_features",
+           "synopsis", "carried", "board_planes", "unpack"]
 
 NUM_PLANES = 104
+CARRIED = slice(18, 36)  # the planes a synopsis hands to the next one as its previous planes (86-103)
+NUM_CARRIED = CARRIED.stop - CARRIED.start
 _ALL = chess.BB_ALL
 _KINDS = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)
 _KIND_NAMES = ("pawns", "knights", "bishops", "rooks", "queens", "king")
@@ -223,7 +231,8 @@ PAIRS: Tuple[Tuple[int, int], ...] = tuple(
 def synopsis(boards: Sequence[chess.Board], color: bool, context: Context,
              previous: Optional[np.ndarray] = None) -> np.ndarray:
     """``[104]`` uint64: the synopsis of the possible ``boards`` for the player ``color``
-    (module docstring); ``previous`` is its synopsis before (planes 86-103), None for none."""
+    (module docstring); ``previous`` is its synopsis before (``[104]``) or that synopsis's
+    carried planes (``[18]``, ``carried``), giving planes 86-103; None for none."""
     if not boards:
         raise ValueError("a synopsis needs at least one board")
     features = [board_features(b, color) for b in boards]
@@ -255,14 +264,75 @@ def synopsis(boards: Sequence[chess.Board], color: bool, context: Context,
         else:  # opposing pieces on an own-king neighbourhood
             pieces, near = source.split(":")
             out.append((definitely if how == "and_near" else possibly)[pieces] & own[near])
-    prior = np.zeros(18, np.uint64) if previous is None else np.asarray(previous, np.uint64)[18:36]
-    return np.concatenate([np.asarray(out, dtype=np.uint64), prior])
+    return np.concatenate([np.asarray(out, dtype=np.uint64), _carried_from(previous)])
+
+
+def _carried_from(previous: Optional[np.ndarray]) -> np.ndarray:
+    if previous is None:
+        return np.zeros(NUM_CARRIED, np.uint64)
+    previous = np.asarray(previous, np.uint64)
+    if previous.shape == (NUM_PLANES,):
+        return previous[CARRIED]
+    if previous.shape != (NUM_CARRIED,):
+        raise ValueError(f"a previous synopsis has {NUM_PLANES} planes (or its {NUM_CARRIED} carried ones), got "
+                         f"shape {list(previous.shape)}")
+    return previous
+
+
+def carried(boards: Sequence[chess.Board], color: bool, context: Context) -> np.ndarray:
+    """``[18]`` uint64: planes 18-35 of ``synopsis(boards, color, context)`` (definitely / possibly
+    opposing pieces and the context), the part the next synopsis carries, without the rest."""
+    if not boards:
+        raise ValueError("a synopsis needs at least one board")
+    masks = np.asarray([[_ALL & ~b.occupied_co[not color]] + [b.pieces_mask(k, not color) for k in _KINDS]
+                        for b in boards], dtype=np.uint64)  # [N, 7]: not opposing, opposing P N B R Q K
+    context_planes = [_bb(context.last_from), _bb(context.last_to), _bb(context.last_own_capture),
+                      _bb(context.last_opponent_capture)]
+    return np.concatenate([np.bitwise_and.reduce(masks, axis=0), np.bitwise_or.reduce(masks, axis=0),
+                           np.asarray(context_planes, np.uint64)])
 
 
 def board_planes(board: chess.Board, color: bool, context: Context,
                  previous: Optional[np.ndarray] = None) -> np.ndarray:
     """The planes of one board (the synopsis of the set holding only it: definitely = possibly)."""
     return synopsis([board], color, context, previous)
+
+
+class ContextTracker:
+    """One player's synopsis context through a game (module docstring): the convention of
+    the training examples, for anything that makes synopses along a game.
+
+    Call ``opponent_moved`` with the capture square of each opponent move (None: nothing
+    captured), ``decided`` with each synopsis the player makes (every sense that names a
+    square and every move), ``moved`` with each of its move results; ``context`` and
+    ``previous`` are then what the next synopsis reads.
+    """
+
+    def __init__(self):
+        self.last_from: Optional[int] = None  # the player's last taken move (None after a pass)
+        self.last_to: Optional[int] = None
+        self.last_own_capture: Optional[int] = None  # where that move captured (None: nothing)
+        self.last_opponent_capture: Optional[int] = None  # where the opponent's last move captured
+        self.previous: Optional[np.ndarray] = None  # [104] the player's last synopsis
+
+    def context(self, move_stage: bool) -> Context:
+        return Context(move_stage, self.last_from, self.last_to, self.last_own_capture, self.last_opponent_capture)
+
+    def opponent_moved(self, capture: Optional[int]) -> None:
+        self.last_opponent_capture = capture
+
+    def moved(self, taken: Optional[chess.Move], capture: Optional[int]) -> None:
+        self.last_from, self.last_to = (None, None) if taken is None else (taken.from_square, taken.to_square)
+        self.last_own_capture = capture
+
+    def decided(self, planes: np.ndarray) -> None:
+        self.previous = np.asarray(planes, np.uint64)
+
+    def synopsis(self, boards: Sequence[chess.Board], color: bool, move_stage: bool) -> np.ndarray:
+        """The synopsis of a decision on ``boards`` (then ``decided`` with it)."""
+        planes = synopsis(boards, color, self.context(move_stage), self.previous)
+        self.decided(planes)
+        return planes
 
 
 def unpack(planes: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Training the synopsis network's headsets on recorded games, and its head accuracies (paper §5.3, Tables 1, 6-8).
 
-Each example (``data.Examples``) trains two headsets: "all" and the one of its group (the
+Each example (``dataset.Examples``) trains two headsets: "all" and the one of its group (the
 player whose decision it is, ``data.headset_of``), with one loss per head (§5.2):
 
 - policy: cross-entropy of the taken action, over the 36 senses at a sense and over the
@@ -37,7 +37,7 @@ import numpy as np
 import optax
 
 from azdb_jax import checkpoint
-from azdb_jax.rbc import actions, data, network
+from azdb_jax.rbc import actions, dataset, network
 
 __all__ = ["TrainConfig", "Batch", "make_batch", "make_optimizer", "loss_fn", "train", "TrainResult", "mean_losses",
            "make_mean_losses", "predict", "evaluate", "head_table",
@@ -110,10 +110,10 @@ def headset_index(config: network.RbcNetConfig, groups: List[str]) -> np.ndarray
     return np.asarray([config.headsets.index(g) if g in config.headsets else 0 for g in groups] or [0], np.int32)
 
 
-def make_batch(examples: data.Examples, index: np.ndarray, group_headset: np.ndarray) -> Batch:
+def make_batch(examples: dataset.Examples, index: np.ndarray, group_headset: np.ndarray) -> Batch:
     """The examples ``index`` as a ``Batch`` (``group_headset`` from ``headset_index``)."""
     stage = examples.stage[index].astype(np.int32)
-    legal = data.unpack_mask(examples.legal[index])
+    legal = dataset.unpack_mask(examples.legal[index])
     legal[stage == 0] = True
     return Batch(planes=network.unpack_synopses(examples.synopses[index]), stage=stage,
                  action=examples.action[index].astype(np.int32), legal=legal,
@@ -168,8 +168,8 @@ class TrainResult(NamedTuple):
     dev_losses: Optional[List[Dict[str, float]]] = None  # every ``eval_every`` steps: step, ``mean_losses`` on dev
 
 
-def train(net: network.RbcNetwork, examples: data.Examples, config: TrainConfig, *, params: Any = None,
-          dev: Optional[data.Examples] = None, eval_every: int = 500, dev_chunk: int = 512, log_every: int = 50,
+def train(net: network.RbcNetwork, examples: dataset.Examples, config: TrainConfig, *, params: Any = None,
+          dev: Optional[dataset.Examples] = None, eval_every: int = 500, dev_chunk: int = 512, log_every: int = 50,
           progress: Optional[Callable[[Dict[str, float]], None]] = None) -> TrainResult:
     """Adam on uniformly drawn minibatches of ``examples`` until ``config.steps`` or
     ``config.seconds`` (module docstring); ``params`` continues from given parameters.
@@ -239,7 +239,7 @@ def train(net: network.RbcNetwork, examples: data.Examples, config: TrainConfig,
 
 
 def make_mean_losses(net: network.RbcNetwork, config: TrainConfig, chunk: int = 512
-                     ) -> Callable[[Any, data.Examples], Dict[str, float]]:
+                     ) -> Callable[[Any, dataset.Examples], Dict[str, float]]:
     """``mean_losses`` with one compiled function for every call."""
 
     @jax.jit
@@ -249,7 +249,7 @@ def make_mean_losses(net: network.RbcNetwork, config: TrainConfig, chunk: int = 
     weights = {"policy": config.policy_weight, "value": config.value_weight, "soon_win": config.soon_weight,
                "soon_lose": config.soon_weight, "pieces": config.piece_weight}
 
-    def run(params: Any, examples: data.Examples) -> Dict[str, float]:
+    def run(params: Any, examples: dataset.Examples) -> Dict[str, float]:
         sums = {k: 0.0 for k in weights}
         for begin in range(0, len(examples), chunk):
             index = np.arange(begin, min(begin + chunk, len(examples)))
@@ -264,14 +264,14 @@ def make_mean_losses(net: network.RbcNetwork, config: TrainConfig, chunk: int = 
     return run
 
 
-def mean_losses(net: network.RbcNetwork, config: TrainConfig, params: Any, examples: data.Examples,
+def mean_losses(net: network.RbcNetwork, config: TrainConfig, params: Any, examples: dataset.Examples,
                 chunk: int = 512) -> Dict[str, float]:
     """Each head's loss in "all" and their weighted sum (``loss``), averaged over every
     example of ``examples`` (training against held-out shows how far the network overfits)."""
     return make_mean_losses(net, config, chunk)(params, examples)
 
 
-def predict(net: network.RbcNetwork, params: Any, examples: data.Examples, headsets: Tuple[str, ...],
+def predict(net: network.RbcNetwork, params: Any, examples: dataset.Examples, headsets: Tuple[str, ...],
             chunk: int = 512) -> Dict[str, np.ndarray]:
     """Each asked headset's predictions on every example, ``[H, N]``: the 5 most likely senses
     and legal moves (``[H, N, 5]``, best first), the value, SoonWin / SoonLose probabilities
@@ -303,8 +303,8 @@ def _most_frequent(values: np.ndarray, k: int) -> np.ndarray:
     return kinds[np.argsort(-counts, kind="stable")[:k]]
 
 
-def _metrics(pred: Dict[str, np.ndarray], h: int, held: data.Examples, rows: np.ndarray,
-             train: data.Examples, train_rows: np.ndarray) -> Dict[str, Any]:
+def _metrics(pred: Dict[str, np.ndarray], h: int, held: dataset.Examples, rows: np.ndarray,
+             train: dataset.Examples, train_rows: np.ndarray) -> Dict[str, Any]:
     """One headset's accuracies on the held-out ``rows`` with their chance baselines, the
     baselines' constants taken from the training ``train_rows`` of the same group."""
     out: Dict[str, Any] = {"examples": int(rows.size), "games": int(np.unique(held.game[rows]).size)}
@@ -322,7 +322,7 @@ def _metrics(pred: Dict[str, np.ndarray], h: int, held: data.Examples, rows: np.
         frequent = _most_frequent(train.action[train_sel], 5)
         out[f"{name}_top1_most_frequent"] = float(np.mean(target == frequent[0]))
         out[f"{name}_top5_most_frequent"] = float(np.mean(np.isin(target, frequent)))
-        legal = np.full(sel.size, count) if count is not None else data.unpack_mask(held.legal[sel]).sum(axis=1)
+        legal = np.full(sel.size, count) if count is not None else dataset.unpack_mask(held.legal[sel]).sum(axis=1)
         out[f"{name}_top1_uniform"] = float(np.mean(1.0 / legal))
         out[f"{name}_top5_uniform"] = float(np.mean(np.minimum(5.0 / legal, 1.0)))
     result = held.result[rows].astype(np.float64)
@@ -352,7 +352,7 @@ def _metrics(pred: Dict[str, np.ndarray], h: int, held: data.Examples, rows: np.
     return out
 
 
-def evaluate(net: network.RbcNetwork, params: Any, held: data.Examples, train: data.Examples, *,
+def evaluate(net: network.RbcNetwork, params: Any, held: dataset.Examples, train: dataset.Examples, *,
              chunk: int = 512) -> List[Dict[str, Any]]:
     """Head accuracies on the held-out examples: for each group of the held-out data, its
     own headset (if the network has one) and "all" on that group's examples, then "all" on

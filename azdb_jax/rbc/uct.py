@@ -29,16 +29,17 @@ opponent's set after our move mostly holds boards where we moved otherwise (it d
 see our move), so its value tells our moves apart only through the one true board in it;
 a trained value head may make up for that, a static evaluation does not.
 
-**Evaluator.** Leaves are evaluated by an ``Evaluator``: for a batch of information
-states (``InfoBatch``: their boards and their synopses, ``synopsis.synopsis``, 104
-``uint64`` planes each) it returns sense-prior logits over ``actions.NUM_SENSES``,
-move-prior logits over ``actions.NUM_MOVES`` and a value in [−1, 1] for the player to act.
-The caller masks the logits to the legal choices (a softmax over them gives the priors
-``π``). ``ClassicalEvaluator`` needs no network: uniform priors, and the value is the
-mean over a few boards of the set of ``tanh(eval / scale)`` with ``eval`` the classical
-evaluation (``azdb_jax.classical.evaluation``) from the player's side, or ±1 on a board
-where the side to move attacks the other king. ``HeuristicEvaluator`` adds hand-made
-priors (senses that split the set, captures and king attacks) in place of a network's.
+**Evaluator.** Nodes and leaves are valued by an ``infostate.Evaluator`` (the classical
+or heuristic evaluators there, or a trained network through ``evaluator.NetworkEvaluator``):
+for a batch of information states it returns sense and move logits, which the search
+restricts to the node's choices and turns into the priors ``π`` by a softmax, and a value.
+Each state carries its synopsis context as the training examples read it
+(``synopsis.ContextTracker``): the root's comes from the player (``run``'s ``root``); in a
+playout each side's last taken move, its capture square, the other's last capture square
+and its previous decision's state follow the playout's actions. The opponent's side starts
+from its particle with the capture squares both players were told, but without its last
+taken move or previous synopsis (a particle does not hold them). The opponent's states
+are marked (``InfoState.opponent``), so a network answers them with the opponent's headset.
 
 **The bandit (Algorithm 1).** At a node visited ``n`` times before, with prior ``π``,
 visits ``n_a``, mean values ``Q_a`` and least values ``M_a`` (from the mover's side):
@@ -67,163 +68,19 @@ variant) are options of the player.
 import dataclasses
 import math
 import time
-from typing import Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import chess
 import numpy as np
 
-from azdb_jax.classical import evaluation
-from azdb_jax.rbc import actions, belief, rules, sensing, synopsis
+from azdb_jax.rbc import belief, rules, synopsis
+from azdb_jax.rbc.infostate import Evaluator, InfoBatch, InfoState, softmax_over
 
-__all__ = ["InfoState", "InfoBatch", "Evaluator", "ClassicalEvaluator", "HeuristicEvaluator", "EvaluatorPolicy",
-           "SearchConfig", "Node", "Search", "SearchResult", "mixing_probability", "bandit_scores", "select",
+__all__ = ["SearchConfig", "Node", "Search", "SearchResult", "mixing_probability", "bandit_scores", "select",
            "forced_win", "BANDITS", "VALUE_VIEWS"]
 
 BANDITS = ("ucb1", "avop")
 VALUE_VIEWS = ("mover", "self")
-
-
-# ---------------------------------------------------------------------------- evaluation
-
-
-@dataclasses.dataclass(frozen=True)
-class InfoState:
-    """An approximate information state: the player's possible boards (at most ℓ), the player,
-    the stage and the synopsis context (``synopsis.Context``; None: the stage only)."""
-
-    boards: Tuple[chess.Board, ...]
-    color: bool
-    move_stage: bool
-    context: Optional[synopsis.Context] = None
-
-    def synopsis(self) -> np.ndarray:
-        return synopsis.synopsis(self.boards, self.color, self.context or synopsis.Context(self.move_stage))
-
-
-class InfoBatch:
-    """A batch of information states; ``synopses`` (``[B, 104]`` uint64) is made when read."""
-
-    def __init__(self, states: Sequence[InfoState]):
-        self.states = list(states)
-        self._synopses: Optional[np.ndarray] = None
-
-    def __len__(self) -> int:
-        return len(self.states)
-
-    @property
-    def synopses(self) -> np.ndarray:
-        if self._synopses is None:
-            self._synopses = np.stack([s.synopsis() for s in self.states]).astype(np.uint64)
-        return self._synopses
-
-
-class Evaluator(Protocol):
-    """``(sense_logits [B, NUM_SENSES], move_logits [B, NUM_MOVES], value [B])`` for a batch;
-    values in [−1, 1] for the player to act, logits unmasked."""
-
-    def __call__(self, batch: InfoBatch) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        ...
-
-
-def classical_value(board: chess.Board, color: bool, weights: evaluation.EvalWeights) -> float:
-    """The classical evaluation's sum of terms (without tempo) from ``color``'s side, in centipawns."""
-    total = sum(w * f for w, f in zip(weights.values, evaluation.chess_features(board)))
-    return total if color == chess.WHITE else -total
-
-
-class ClassicalEvaluator:
-    """The network-free evaluator: uniform priors (zero logits) and, for the value, the mean
-    over up to ``boards`` boards drawn from the set of 1 where the player attacks the opposing
-    king and ``tanh(eval / scale)`` elsewhere (module docstring)."""
-
-    def __init__(self, weights: evaluation.EvalWeights = evaluation.DEFAULT_WEIGHTS, scale: float = 400.0,
-                 boards: int = belief.DEFAULT_SET_SIZE, seed: int = 0):
-        if scale <= 0 or boards < 1:
-            raise ValueError(f"scale must be > 0 and boards >= 1, got {scale}, {boards}")
-        self.weights, self.scale, self.boards = weights, scale, boards
-        self._rng = np.random.default_rng(seed)
-
-    def board_value(self, board: chess.Board, color: bool) -> float:
-        """``color``'s value of ``board``: ±1 when a king is gone or the side to move attacks
-        the other king (it takes it next), else ``tanh(eval / scale)``."""
-        for side in (color, not color):
-            if board.king(side) is None:
-                return -1.0 if side == color else 1.0
-        mover = board.turn
-        if board.attackers(mover, board.king(not mover)):
-            return 1.0 if mover == color else -1.0
-        return math.tanh(classical_value(board, color, self.weights) / self.scale)
-
-    def __call__(self, batch: InfoBatch):
-        values = np.zeros(len(batch))
-        for i, state in enumerate(batch.states):
-            boards = state.boards
-            if len(boards) > self.boards:
-                boards = [boards[j] for j in self._rng.choice(len(boards), size=self.boards, replace=False)]
-            values[i] = np.mean([self.board_value(b, state.color) for b in boards])
-        return (np.zeros((len(batch), actions.NUM_SENSES), np.float32),
-                np.zeros((len(batch), actions.NUM_MOVES), np.float32), values)
-
-
-class HeuristicEvaluator(ClassicalEvaluator):
-    """``ClassicalEvaluator``'s value with hand-made priors instead of uniform ones (a stand-in
-    for a network's policy, so that the mixture and network variants have a policy to use):
-
-    - sense logits ``−sense_weight · E|S'| / |S|``: ``E|S'| = Σ n_k² / |S|`` is the expected
-      number of the state's boards left after the sense (``sensing.expected_remaining``),
-      so senses that split the boards are preferred;
-    - move logits, on one board drawn from the set: ``king`` for a request that captures
-      the king there, ``capture`` for one that captures another piece, ``attack`` when the
-      moved piece then attacks the king, 0 otherwise (the pass included).
-    """
-
-    def __init__(self, *, sense_weight: float = 4.0, king: float = 6.0, capture: float = 1.5, attack: float = 1.0,
-                 **kwargs):
-        super().__init__(**kwargs)
-        self.sense_weight, self.king, self.capture, self.attack = sense_weight, king, capture, attack
-
-    def __call__(self, batch: InfoBatch):
-        sense_logits, move_logits, values = super().__call__(batch)
-        for i, state in enumerate(batch.states):
-            if not state.move_stage:
-                codes = sensing.piece_codes(state.boards)
-                sizes = np.asarray([sensing.expected_remaining(codes, s) for s in rules.INTERIOR_SQUARES])
-                sense_logits[i] = -self.sense_weight * sizes / len(state.boards)
-                continue
-            board = state.boards[int(self._rng.integers(len(state.boards)))]
-            if board.turn != state.color:
-                continue
-            target = board.king(not state.color)
-            for request in rules.move_actions(board):
-                taken = rules.taken_move(board, request)
-                if taken is None or target is None:
-                    continue
-                index = actions.move_index(request)
-                if taken.to_square == target:
-                    move_logits[i, index] = self.king
-                elif rules.capture_square(board, taken) is not None:
-                    move_logits[i, index] = self.capture
-                elif rules.play(board, taken).attacks_mask(taken.to_square) & chess.BB_SQUARES[target]:
-                    move_logits[i, index] = self.attack
-        return sense_logits, move_logits, values
-
-
-class EvaluatorPolicy:
-    """An opponent model for ``belief.Belief`` from an ``Evaluator``'s priors (e.g. a network's
-    policy head for this opponent): a softmax of its logits restricted to the choices."""
-
-    def __init__(self, evaluator):
-        self.evaluator = evaluator
-
-    def __call__(self, boards, color, move_stage, choices, rng):
-        batch = InfoBatch([InfoState(tuple(boards), color, move_stage)])
-        sense_logits, move_logits, _ = self.evaluator(batch)
-        if move_stage:
-            logits = np.asarray([move_logits[0][actions.move_index(m)] for m in choices], dtype=np.float64)
-        else:
-            logits = np.asarray([sense_logits[0][actions.sense_index(s)] for s in choices], dtype=np.float64)
-        weights = np.exp(logits - logits.max())
-        return weights / weights.sum()
 
 
 # ---------------------------------------------------------------------------- the bandit
@@ -337,17 +194,18 @@ def forced_win(boards: Sequence[chess.Board], color: bool) -> Optional[chess.Mov
 
 @dataclasses.dataclass
 class _Side:
+    """One player in a playout: its set, the key of its node, and its synopsis context."""
+
     boards: List[chess.Board]
     key: int
     size: int  # ℓ for this side in this playout
-    last_from: Optional[int] = None
-    last_to: Optional[int] = None
-    last_own_capture: Optional[int] = None
-    last_opponent_capture: Optional[int] = None
+    opponent: bool  # the searching player's opponent
+    context: synopsis.Context  # its stage is set when a state is made
+    last_state: Optional[InfoState] = None  # its previous decision (the previous synopsis's source)
 
     def state(self, color: bool, move_stage: bool) -> InfoState:
-        return InfoState(tuple(self.boards), color, move_stage, synopsis.Context(
-            move_stage, self.last_from, self.last_to, self.last_own_capture, self.last_opponent_capture))
+        return InfoState(tuple(self.boards), color, move_stage, self.context._replace(move_stage=move_stage),
+                         previous=self.last_state, opponent=self.opponent)
 
 
 def _sense_code(result) -> Tuple[int, ...]:
@@ -391,17 +249,13 @@ class Search:
     # ------------------------------------------------------------------ evaluator
 
     def _evaluate(self, state: InfoState, choices: Sequence) -> Tuple[np.ndarray, float]:
-        """The priors over ``choices`` (a softmax of the masked logits) and the value."""
+        """The priors over ``choices`` (a softmax of the logits restricted to them) and the value."""
         sense_logits, move_logits, values = self.evaluator(InfoBatch([state]))
         self.evaluations += 1
+        value = float(np.clip(values[0], -1.0, 1.0))
         if self.config.uniform_priors:
-            return np.full(len(choices), 1.0 / len(choices)), float(values[0])
-        if state.move_stage:
-            logits = np.asarray([move_logits[0][actions.move_index(m)] for m in choices], dtype=np.float64)
-        else:
-            logits = np.asarray([sense_logits[0][actions.sense_index(s)] for s in choices], dtype=np.float64)
-        weights = np.exp(logits - logits.max())
-        return weights / weights.sum(), float(np.clip(values[0], -1.0, 1.0))
+            return np.full(len(choices), 1.0 / len(choices)), value
+        return softmax_over(move_logits[0] if state.move_stage else sense_logits[0], state.move_stage, choices), value
 
     def _value(self, state: InfoState) -> float:
         _, _, values = self.evaluator(InfoBatch([state]))
@@ -418,7 +272,8 @@ class Search:
 
     def run(self, color: bool, move_stage: bool, boards: Sequence[chess.Board], particles: Sequence[belief.Particle],
             *, moves: Optional[Sequence[Optional[chess.Move]]] = None, simulations: Optional[int] = None,
-            deadline: Optional[float] = None, context: Optional[synopsis.Context] = None) -> SearchResult:
+            deadline: Optional[float] = None, context: Optional[synopsis.Context] = None,
+            root: Optional[InfoState] = None) -> SearchResult:
         """Searches from our decision and returns the root's statistics.
 
         Args:
@@ -430,7 +285,10 @@ class Search:
             dropped); default: ``rules.move_actions`` on a board and the pass.
           simulations, deadline: stop after that many playouts or at ``time.perf_counter()``
             ``deadline``, whichever comes first (at least one playout).
-          context: our synopsis context at the root.
+          context: our synopsis context at the root (None: none).
+          root: our information state at the root, whose synopsis gives the root's priors
+            and value and which our later states in the playouts take as their previous
+            decision; default: ℓ of ``boards`` with ``context`` and no previous synopsis.
         """
         if not boards or not particles:
             raise ValueError("a search needs possible boards and particles")
@@ -438,8 +296,12 @@ class Search:
             raise ValueError("give simulations or a deadline")
         start = time.perf_counter()
         size = self.config.set_size
-        root_sample = list(boards) if len(boards) <= size else [boards[i] for i in self.rng.choice(
-            len(boards), size=size, replace=False)]
+        if root is None:
+            root_sample = list(boards) if len(boards) <= size else [boards[i] for i in self.rng.choice(
+                len(boards), size=size, replace=False)]
+            root = InfoState(tuple(root_sample), color, move_stage, context)
+        elif root.color != color or root.move_stage != move_stage:
+            raise ValueError("the root state is not our decision's (colour or stage differ)")
         if moves is not None:
             root_choices = [m for m in moves if m is None or m.promotion in (None, chess.QUEEN)]
             if not root_choices:
@@ -447,33 +309,35 @@ class Search:
         else:
             root_choices = self._choices(boards[0], True) if move_stage else self._choices(boards[0], False)
         root_key = (color, move_stage, 0)
-        root_state = InfoState(tuple(root_sample), color, move_stage, context)
-        prior, value = self._evaluate(root_state, root_choices)
-        root = Node(root_choices, prior, value)
-        self.table[root_key] = root
+        prior, value = self._evaluate(root, root_choices)
+        root_node = Node(root_choices, prior, value)
+        self.table[root_key] = root_node
         done = 0
         while True:
-            self._simulate(color, move_stage, boards, particles, root_key, context)
+            self._simulate(color, move_stage, boards, particles, root_key, root)
             done += 1
             if simulations is not None and done >= simulations:
                 break
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-        values = root.mean()
-        order = np.lexsort((values, root.visits))  # most visits, then best mean
-        best = root.choices[int(order[-1])]
-        return SearchResult(root.choices, root.visits.copy(), values, best, done, len(self.table),
+        values = root_node.mean()
+        order = np.lexsort((values, root_node.visits))  # most visits, then best mean
+        best = root_node.choices[int(order[-1])]
+        return SearchResult(root_node.choices, root_node.visits.copy(), values, best, done, len(self.table),
                             time.perf_counter() - start)
 
     def _simulate(self, us: bool, move_stage: bool, boards: Sequence[chess.Board],
-                  particles: Sequence[belief.Particle], root_key, context) -> None:
+                  particles: Sequence[belief.Particle], root_key, root: InfoState) -> None:
         config, rng = self.config, self.rng
         particle = particles[int(rng.integers(len(particles)))]
         truth = particle.board
         others = [boards[i] for i in rng.choice(len(boards), size=min(len(boards), config.set_size), replace=False)]
-        sides = {us: _Side(list(belief._with_truth(others, truth))[:config.set_size], 0, config.set_size,
-                           *(context[1:] if context is not None else ())),
-                 not us: _Side(list(particle.opponent_boards), particle.key, config.set_size)}
+        ours = root.full_context
+        # The opponent was told where our last move captured, and we where its last one did.
+        theirs = synopsis.Context(False, last_own_capture=ours.last_opponent_capture,
+                                  last_opponent_capture=ours.last_own_capture)
+        sides = {us: _Side(list(belief._with_truth(others, truth))[:config.set_size], 0, config.set_size, False, ours),
+                 not us: _Side(list(particle.opponent_boards), particle.key, config.set_size, True, theirs)}
         if config.caution and rng.random() < config.caution:
             opponent = sides[not us]
             pool = [b for b in opponent.boards[1:]]
@@ -509,6 +373,7 @@ class Search:
                 break
             index = select(node, config, rng)
             path.append((node, index, mover))
+            side.last_state = root if depth == 0 else side.state(mover, stage)
             choice = node.choices[index]
             if not stage:  # a sense
                 seen = belief.sense_observation(truth, choice)
@@ -522,12 +387,13 @@ class Search:
             side.boards = [rules.play(b, taken) for b in side.boards
                            if rules.taken_move(b, choice) == taken and rules.capture_square(b, taken) == capture]
             side.key = hash((side.key, 4, _move_code(choice), _move_code(taken), capture))
-            side.last_from, side.last_to = (taken.from_square, taken.to_square) if taken else (None, None)
-            side.last_own_capture = capture
+            side.context = side.context._replace(
+                last_from=taken.from_square if taken else None, last_to=taken.to_square if taken else None,
+                last_own_capture=capture)
             other = sides[not mover]
             other.boards = list(belief.expand_unseen_move(other.boards, after, capture, other.size, rng))
             other.key = hash((other.key, 1, capture))
-            other.last_opponent_capture = capture
+            other.context = other.context._replace(last_opponent_capture=capture)
             truth = after
             if after.king(not mover) is None:
                 self.terminals += 1
