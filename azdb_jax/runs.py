@@ -89,9 +89,8 @@ def _as_saved_at(config: config_lib.TrainConfig, saved: Dict[str, Any]) -> confi
     with a larger ``run.num_iterations`` (or other checkpointing) still loads its earlier
     checkpoints; any other difference is still refused by the checkpoint's config check."""
     run = saved.get("run", {}) if isinstance(saved, dict) else {}
-    fields = {name.split(".", 1)[1]: run[name.split(".", 1)[1]] for name in RESUMABLE_FIELDS
-              if name.startswith("run.") and name.split(".", 1)[1] in run}
-    return dataclasses.replace(config, run=dataclasses.replace(config.run, **fields)) if fields else config
+    fields = {name: run[name] for name in (f.removeprefix("run.") for f in RESUMABLE_FIELDS) if name in run}
+    return dataclasses.replace(config, run=dataclasses.replace(config.run, **fields))
 
 
 def _flat(tree: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
