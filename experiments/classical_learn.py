@@ -23,7 +23,7 @@ import time
 
 from absl import app, flags
 
-from azdb_jax import cli
+from azdb_jax import cli, referee
 from azdb_jax import games as games_lib
 from azdb_jax.cli import common_flags
 from azdb_jax.classical import evaluation, learning, player as player_lib
@@ -63,14 +63,15 @@ def engine_games(game: str, count: int, node_limits, starts, max_plies: int, see
             for engine in sides.values():
                 engine.new_game()
             positions, current = [], player_lib.position_of(board)
-            while not host_matches.game_over(board) and len(board.move_stack) < max_plies:
+
+            def record(_, move):
                 positions.append(current.copy())
-                move = sides[board.turn](board)
-                board.push(move)
                 current.push(current.from_chess(move))
-            over = host_matches.game_over(board)
-            result = board.result(claim_draw=True) if game == "chess" else board.result()
-            games.append((positions, {"1-0": 1.0, "0-1": -1.0}.get(result, 0.0) if over else 0.0))
+
+            played = referee.play_host_game(board, sides, max_plies=max_plies, on_move=record)
+            if played.faulty is not None:
+                raise ValueError(f"engine game {index}: {played.termination}: {played.message}")
+            games.append((positions, played.white_score))
             if (index + 1) % 20 == 0:
                 print(f"{index + 1} games", flush=True)
     finally:

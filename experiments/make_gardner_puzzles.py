@@ -62,6 +62,7 @@ import numpy as np
 import tqdm
 from absl import app, flags
 
+from azdb_jax import referee
 from azdb_jax.cli import common_flags
 from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs.gardner_board import GardnerBoard
@@ -119,17 +120,22 @@ def play_games(engine: fairy_stockfish.FairyStockfish, rng: np.random.Generator,
     """
     kinds = rng.permutation(["random"] * random_games + ["engine"] * engine_games).tolist()
     for game, kind in enumerate(kinds):
-        board = GardnerBoard()
-        for _ in range(max_plies):
-            if board.is_game_over():
-                break
+
+        def mover(board: GardnerBoard, kind=kind) -> chess.Move:
             legal = [m.uci() for m in board.legal_moves]
             if kind == "engine" and rng.random() >= random_rate:
                 move = engine.analyse_board(board, limit=chess.engine.Limit(nodes=game_nodes), multipv=1,
                                             new_game=not board.move_stack).bestmove
             else:
                 move = legal[int(rng.integers(len(legal)))]
-            board.push_uci(move)
+            return board.parse_uci(move)
+
+        played = referee.play_host_game(GardnerBoard(), {chess.WHITE: mover, chess.BLACK: mover}, max_plies=max_plies)
+        if played.faulty is not None:
+            raise ValueError(f"game {game}: {played.termination}: {played.message}")
+        board = GardnerBoard()
+        for move in played.board.move_stack:  # every position of the game but its end
+            board.push(move)
             if not board.is_game_over():
                 yield game, kind, board
 

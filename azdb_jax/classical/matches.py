@@ -21,10 +21,10 @@ import chess
 import numpy as np
 import tqdm
 
-from azdb_jax import games
+from azdb_jax import games, referee
 from azdb_jax.evaluation.matches import MatchResult, tally
 
-__all__ = ["GAMES", "play_host_match", "game_over", "gardner_starts", "chess_starts", "match_record",
+__all__ = ["GAMES", "play_host_match", "gardner_starts", "chess_starts", "match_record",
            "fixed_positions", "resumable_report"]
 
 Player = Callable[[object], chess.Move]
@@ -32,18 +32,6 @@ Player = Callable[[object], chess.Move]
 # The games the classical searcher plays, by registry id (``azdb_jax.games``): the
 # ``--game`` choices of the classical scripts.
 GAMES = ("chess", "gardner_chess")
-
-
-def game_over(board) -> bool:
-    """The end of a game by the rules the project's envs apply (see the module docstring)."""
-    if isinstance(board, chess.Board):
-        return board.is_game_over(claim_draw=True)
-    return board.is_game_over()
-
-
-def _result_for_white(board) -> float:
-    result = board.result(claim_draw=True) if isinstance(board, chess.Board) else board.result()
-    return {"1-0": 1.0, "0-1": -1.0}.get(result, 0.0)
 
 
 def play_host_match(player_a: Player, player_b: Player, start_fens: Sequence[Optional[str]], *, env_id: str = "chess",
@@ -75,16 +63,14 @@ def play_host_match(player_a: Player, player_b: Player, start_fens: Sequence[Opt
             if hasattr(player, "new_game"):
                 player.new_game()
         actions: List[int] = []
-        while not game_over(board) and len(actions) < max_plies:
-            mover = player_a if (board.turn == chess.WHITE) == a_white else player_b
-            move = mover(board)
-            if move not in board.legal_moves:
-                raise ValueError(f"{getattr(mover, 'name', mover)} played an illegal move {move} in {board.fen()}")
-            actions.append(game.move_to_action(move, board))
-            board.push(move)
-        finished = game_over(board)
-        result = _result_for_white(board) * (1.0 if a_white else -1.0) if finished else 0.0
-        for key, value in (("start", start), ("a_first", a_first), ("result", result), ("finished", finished),
+        played = referee.play_host_game(
+            board, {a_white: player_a, not a_white: player_b}, max_plies=max_plies,
+            on_move=lambda before, move: actions.append(game.move_to_action(move, before)))
+        if played.faulty is not None:  # the library's own players: a bug, not a result
+            mover = player_a if played.faulty == a_white else player_b
+            raise ValueError(f"{getattr(mover, 'name', mover)} faulted ({played.termination}): {played.message}")
+        result = played.white_score * (1.0 if a_white else -1.0)
+        for key, value in (("start", start), ("a_first", a_first), ("result", result), ("finished", played.finished),
                            ("length", len(actions)), ("actions", actions), ("white", white_start)):
             rows[key].append(value)
         if on_game is not None:

@@ -38,6 +38,7 @@ import chess
 import chess.engine
 import chess.pgn
 
+from azdb_jax import referee
 from azdb_jax.evaluation import matches
 from azdb_jax.uci import protocol, timeman
 
@@ -104,13 +105,6 @@ def openings_for(variant: str) -> Dict[str, Tuple[str, ...]]:
     return dict(GARDNER_OPENINGS if variant == "gardner" else OPENINGS)
 
 
-def _ended(board) -> Optional[Tuple[str, str]]:
-    if isinstance(board, chess.Board):
-        outcome = board.outcome(claim_draw=True)
-        return None if outcome is None else (outcome.result(), outcome.termination.name.lower())
-    return (board.result(), board.termination()) if board.is_game_over() else None
-
-
 def game_pgn(board, headers: Dict[str, str]) -> str:
     """The game on ``board`` (its root and move stack) as PGN with ``headers``."""
     if isinstance(board, chess.Board):
@@ -157,52 +151,51 @@ def play_game(engine: chess.engine.SimpleEngine, opponent: chess.engine.SimpleEn
     base, increment = clock if clock is not None else (float("inf"), 0.0)
     clocks = {chess.WHITE: base, chess.BLACK: base}
     engine_colour = chess.WHITE if engine_white else chess.BLACK
-    used, lowest, timings, opponent_timings = 0.0, base, [], []
-    ended, faulty = None, None
-    while ended is None:
-        ended = _ended(board)
-        if ended is not None:
-            break
-        if board.ply() >= max_plies:
-            ended = (material_result(board) if adjudicate == "material" else "1/2-1/2", "adjudication")
-            break
-        mover = board.turn
-        player = engine if mover == engine_colour else opponent
-        side_limit = dict(engine_limit or {}) if mover == engine_colour else dict(opponent_limit)
-        if clock is not None:
-            limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[chess.BLACK],
-                                       white_inc=increment, black_inc=increment, **side_limit)
-            allotted = allotted_seconds(clocks, increment, mover)
-        else:
-            limit = chess.engine.Limit(**side_limit)
-            allotted = side_limit.get("time", float("nan"))
-        side = "engine" if mover == engine_colour else "opponent"
-        loser = "0-1" if mover == chess.WHITE else "1-0"
-        start = time.monotonic()
-        try:
-            played = player.play(board, limit, game=game_id)
-        except chess.engine.EngineTerminatedError:
-            ended, faulty = (loser, "crash"), side
-            break
-        except chess.engine.EngineError as e:  # python-chess rejects an illegal bestmove
-            ended, faulty = (loser, "illegal" if "illegal" in str(e).lower() else "crash"), side
-            break
-        spent = time.monotonic() - start
-        clocks[mover] -= spent
-        if mover == engine_colour:
-            used += spent
-            lowest = min(lowest, clocks[mover])
-            timings.append((spent, allotted))
-        else:
-            opponent_timings.append(spent)
-        if clocks[mover] < 0:
-            ended, faulty = (loser, "time"), side
-            break
-        if played.move is None or not board.is_legal(played.move):
-            ended, faulty = (loser, "illegal"), side
-            break
-        board.push(played.move)
-        clocks[mover] += increment
+    spent_by = {chess.WHITE: [], chess.BLACK: []}  # (seconds, allotted) of each side's moves
+    lowest = base
+
+    def side(colour: chess.Color):
+        """The referee's player for ``colour``: the engine process under the referee's clock."""
+        process = engine if colour == engine_colour else opponent
+        side_limit = dict(engine_limit or {}) if colour == engine_colour else dict(opponent_limit)
+
+        def move(board) -> Optional[chess.Move]:
+            nonlocal lowest
+            if clock is not None:
+                limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[chess.BLACK],
+                                           white_inc=increment, black_inc=increment, **side_limit)
+                allotted = allotted_seconds(clocks, increment, colour)
+            else:
+                limit = chess.engine.Limit(**side_limit)
+                allotted = side_limit.get("time", float("nan"))
+            start = time.monotonic()
+            try:
+                played = process.play(board, limit, game=game_id)
+            except chess.engine.EngineTerminatedError as e:
+                raise referee.Fault("crash", str(e)) from None
+            except chess.engine.EngineError as e:  # python-chess rejects an illegal bestmove
+                raise referee.Fault("illegal" if "illegal" in str(e).lower() else "crash", str(e)) from None
+            spent = time.monotonic() - start
+            clocks[colour] -= spent
+            spent_by[colour].append((spent, allotted))
+            if colour == engine_colour:
+                lowest = min(lowest, clocks[colour])
+            if clocks[colour] < 0:
+                raise referee.Fault("time")
+            clocks[colour] += increment  # the move is made (an illegal one ends the game anyway)
+            return played.move
+
+        return move
+
+    game = referee.play_host_game(board, {chess.WHITE: side(chess.WHITE), chess.BLACK: side(chess.BLACK)},
+                                  max_plies=max(0, max_plies - board.ply()))
+    ended = (game.result, game.termination)
+    if not game.finished:
+        ended = (material_result(board) if adjudicate == "material" else "1/2-1/2", "adjudication")
+    faulty = None if game.faulty is None else ("engine" if game.faulty == engine_colour else "opponent")
+    timings = spent_by[engine_colour]
+    used = sum(seconds for seconds, _ in timings)
+    opponent_timings = [seconds for seconds, _ in spent_by[not engine_colour]]
     control = f"{base:g}+{increment:g}" if clock is not None else "movetime"
     pgn = game_pgn(board, dict(Event="azdb_jax UCI match", White="azdb_jax" if engine_white else "opponent",
                                Black="opponent" if engine_white else "azdb_jax", Result=ended[0], Opening=opening,
