@@ -4,10 +4,11 @@
 engine; here both sides are host-side players ``player(board) -> chess.Move`` (an
 ``AlphaBetaPlayer``, a ``StockfishPlayer``, a ``FairyStockfishPlayer``), so neither needs
 JAX. Every start is played twice, A moving first and then second (SPEC §2,
-"Matches"); a game ends by the game's rules — on ``chess.Board`` checkmate, stalemate,
-insufficient material, the fifty-move rule and threefold repetition (both as automatic
-draws, as the project's chess env has them), on ``GardnerBoard`` the env's own rules —
-or at ``max_plies``, where it is unfinished. The result is an
+"Matches"), each game refereed by ``referee.play_host_game``: it ends by the game's rules
+— on ``chess.Board`` checkmate, stalemate, insufficient material, the fifty-move rule and
+threefold repetition (both as automatic draws, as the project's chess env has them), on
+``GardnerBoard`` the env's own rules — or at ``max_plies``, where it is unfinished; a
+player's fault (an illegal move) is a bug of the library's own players and raises. The result is an
 ``evaluation.matches.MatchResult``, so ``summarize_match``, ``format_summary`` and the
 game records apply unchanged.
 """

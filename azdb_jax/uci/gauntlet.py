@@ -8,8 +8,10 @@ time of python-chess's ``play`` — ``ucinewgame``/``isready`` at a game's first
 then ``position``/``go`` to ``bestmove`` — is charged to the mover, the increment added
 after the move) and records, per game, the result and how it ended: checkmate,
 stalemate, insufficient material, 75-move rule, fivefold/threefold repetition or the
-50-move rule (claimed by the referee), adjudication at ``max_plies``, or a fault — a
-*time* loss, an *illegal* move, or an engine that *crashed* or hung. At ``max_plies`` a
+50-move rule (claimed by the referee, ``referee.play_host_game``, whose players here are
+the two engine processes under these clocks), adjudication at ``max_plies`` (counted
+from the initial position, the opening's moves included), or a fault — a *time* loss,
+an *illegal* move, or an engine that *crashed* or hung. At ``max_plies`` a
 game is a draw, or (``adjudicate="material"``) won by the side ahead by at least
 ``MATERIAL_MARGIN`` pawns of material (P 1, N 3, B 3, R 5, Q 9), as
 ``azdb_jax.adjudication`` scores the arena's games. Without a clock
