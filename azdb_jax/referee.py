@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Optional, Tuple
 
 import chess
 
-__all__ = ["Fault", "HostGame", "ended", "game_over", "play_host_game", "UNFINISHED"]
+__all__ = ["Fault", "HostGame", "Player", "ended", "play_host_game", "UNFINISHED"]
 
 Player = Callable[[Any], Optional[chess.Move]]
 UNFINISHED = "max_plies"  # the termination of a game stopped at max_plies (result "*")
@@ -64,11 +64,6 @@ def ended(board) -> Optional[Tuple[str, str]]:
         outcome = board.outcome(claim_draw=True)
         return None if outcome is None else (outcome.result(), outcome.termination.name.lower())
     return (board.result(), board.termination()) if board.is_game_over() else None
-
-
-def game_over(board) -> bool:
-    """The game on ``board`` is over by the rules the project's envs apply."""
-    return ended(board) is not None
 
 
 def play_host_game(board, players: Mapping[bool, Player], *, max_plies: int,

@@ -28,7 +28,7 @@ from azdb_jax.evaluation.matches import MatchResult, tally
 __all__ = ["GAMES", "play_host_match", "gardner_starts", "chess_starts", "match_record",
            "fixed_positions", "resumable_report"]
 
-Player = Callable[[object], chess.Move]
+Player = referee.Player
 
 # The games the classical searcher plays, by registry id (``azdb_jax.games``): the
 # ``--game`` choices of the classical scripts.
