@@ -1,6 +1,7 @@
 """Shared fixtures: where the third-party test data lives.
 
-Also: a persistent JAX compilation cache shared by the test processes.
+Also: a persistent JAX compilation cache shared by the test processes, and unoptimised
+compiles for them (below).
 
 The data are never part of the repository; point ``AZDB_DATA_DIR`` at a folder laid
 out like ``shared/data`` (sts/, puzzles/, openings/, books/, suites/). Without it the
@@ -13,8 +14,19 @@ import os
 import pathlib
 import tempfile
 
-import jax
-import pytest
+# The test processes (and the notebooks, scripts and engines they start, which inherit the
+# environment) compile XLA's programs without LLVM's optimisations: the same programs, built
+# about 40 % faster and run somewhat slower, which is the right trade for tiny networks whose
+# programs are compiled far more often than they are run (docs/contributing.md, "The test
+# suite"). Results may differ from optimised builds in the last bits of a float. The learning
+# checks, which run one program for minutes, start their runs with the flags as they were.
+# ``AZDB_TEST_XLA_OPTIMIZE=1`` (or an optimisation level already in XLA_FLAGS) keeps XLA's default.
+USER_XLA_FLAGS = os.environ.get("XLA_FLAGS")
+if os.environ.get("AZDB_TEST_XLA_OPTIMIZE") != "1" and "xla_backend_optimization_level" not in (USER_XLA_FLAGS or ""):
+    os.environ["XLA_FLAGS"] = f"{USER_XLA_FLAGS or ''} --xla_backend_optimization_level=0".strip()
+
+import jax  # noqa: E402  (XLA reads XLA_FLAGS when its first backend is created, after this import)
+import pytest  # noqa: E402
 
 # Many tests build the same small programs (in several xdist workers, in subprocesses and
 # across repeated training runs); a shared persistent compilation cache compiles each once.

@@ -9,20 +9,35 @@ seed) and checks it against an opponent of exactly known strength:
 - Nim (1, 3, 5): the prior's best legal move wins in clearly more winning positions
   than a random legal move does (and the value head's sign is reported).
 
-Run the same recipes with a JSON report: ``python experiments/learning_check.py``.
+Each recipe runs as ``python experiments/learning_check.py --game=GAME --noreference`` (its JSON
+report is what the tests read), in a process with the user's XLA flags.
 """
 
 import json
+import os
+import pathlib
+import subprocess
+import sys
 
 import pytest
 
-from azdb_jax.evaluation import learning_check
+from conftest import USER_XLA_FLAGS  # pylint: disable=g-bad-import-order
 
 pytestmark = pytest.mark.slow
 
+SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "learning_check.py"
+
 
 def _run(game):
-    report = learning_check.run_check(game, reference=False)
+    # In a process of its own with XLA's optimisations as the user has them (the test
+    # processes compile unoptimised programs, which would run these minutes-long runs slower).
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTEST_XDIST_WORKER")}
+    if USER_XLA_FLAGS is not None:
+        env["XLA_FLAGS"] = USER_XLA_FLAGS
+    proc = subprocess.run([sys.executable, str(SCRIPT), f"--game={game}", "--noreference"], env=env, text=True,
+                          capture_output=True, timeout=1800, check=False)
+    assert proc.returncode in (0, 1), f"learning_check.py --game={game} failed:\n{proc.stderr[-5000:]}"
+    report = json.loads(proc.stdout)
     print(json.dumps({k: report[k] for k in ("game", "result", "eval_seconds", "total_seconds")},
                      sort_keys=True, default=str))
     print("training:", json.dumps(report["training"], sort_keys=True))
