@@ -21,9 +21,11 @@ import tempfile
 # suite"). Results may differ from optimised builds in the last bits of a float. The learning
 # checks, which run one program for minutes, start their runs with the flags as they were.
 # ``AZDB_TEST_XLA_OPTIMIZE=1`` (or an optimisation level already in XLA_FLAGS) keeps XLA's default.
-USER_XLA_FLAGS = os.environ.get("XLA_FLAGS")
-if os.environ.get("AZDB_TEST_XLA_OPTIMIZE") != "1" and "xla_backend_optimization_level" not in (USER_XLA_FLAGS or ""):
-    os.environ["XLA_FLAGS"] = f"{USER_XLA_FLAGS or ''} --xla_backend_optimization_level=0".strip()
+# The user's flags are kept for the learning checks in AZDB_TEST_USER_XLA_FLAGS, which the
+# xdist workers inherit with the changed XLA_FLAGS ("" when there were none).
+USER_XLA_FLAGS = os.environ.setdefault("AZDB_TEST_USER_XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
+if os.environ.get("AZDB_TEST_XLA_OPTIMIZE") != "1" and "xla_backend_optimization_level" not in USER_XLA_FLAGS:
+    os.environ["XLA_FLAGS"] = f"{USER_XLA_FLAGS} --xla_backend_optimization_level=0".strip()
 
 import jax  # noqa: E402  (XLA reads XLA_FLAGS when its first backend is created, after this import)
 import pytest  # noqa: E402

@@ -32,7 +32,7 @@ def _run(game):
     # In a process of its own with XLA's optimisations as the user has them (the test
     # processes compile unoptimised programs, which would run these minutes-long runs slower).
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTEST_XDIST_WORKER")}
-    if USER_XLA_FLAGS is not None:
+    if USER_XLA_FLAGS:
         env["XLA_FLAGS"] = USER_XLA_FLAGS
     proc = subprocess.run([sys.executable, str(SCRIPT), f"--game={game}", "--noreference"], env=env, text=True,
                           capture_output=True, timeout=1800, check=False)
