@@ -15,17 +15,24 @@ import pathlib
 import tempfile
 
 # The test processes (and the notebooks, scripts and engines they start, which inherit the
-# environment) compile XLA's programs without LLVM's optimisations: the same programs, built
-# about 40 % faster and run somewhat slower, which is the right trade for tiny networks whose
-# programs are compiled far more often than they are run (docs/contributing.md, "The test
-# suite"). Results may differ from optimised builds in the last bits of a float. The learning
-# checks, which run one program for minutes, start their runs with the flags as they were.
-# ``AZDB_TEST_XLA_OPTIMIZE=1`` (or an optimisation level already in XLA_FLAGS) keeps XLA's default.
-# The user's flags are kept for the learning checks in AZDB_TEST_USER_XLA_FLAGS, which the
-# xdist workers inherit with the changed XLA_FLAGS ("" when there were none).
+# environment) compile without LLVM's optimisations: the same programs, compiled about 40 %
+# faster and run somewhat slower, the right trade for tiny networks whose programs are compiled
+# more often than run (BUILD.md, "How long it takes"); results may differ from optimised builds
+# in a float's last bits. ``AZDB_TEST_XLA_OPTIMIZE=1`` (or an optimisation level already in
+# XLA_FLAGS) keeps XLA's default. The user's flags stay in AZDB_TEST_USER_XLA_FLAGS (the xdist
+# workers inherit the changed XLA_FLAGS) for the learning checks, which run for minutes.
 USER_XLA_FLAGS = os.environ.setdefault("AZDB_TEST_USER_XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
 if os.environ.get("AZDB_TEST_XLA_OPTIMIZE") != "1" and "xla_backend_optimization_level" not in USER_XLA_FLAGS:
     os.environ["XLA_FLAGS"] = f"{USER_XLA_FLAGS} --xla_backend_optimization_level=0".strip()
+
+
+def user_xla_env() -> dict:
+    """This process's environment for a subprocess that compiles with the user's XLA flags."""
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTEST_XDIST_WORKER")}
+    if USER_XLA_FLAGS:
+        env["XLA_FLAGS"] = USER_XLA_FLAGS
+    return env
+
 
 import jax  # noqa: E402  (XLA reads XLA_FLAGS when its first backend is created, after this import)
 import pytest  # noqa: E402

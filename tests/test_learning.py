@@ -14,14 +14,13 @@ report is what the tests read), in a process with the user's XLA flags.
 """
 
 import json
-import os
 import pathlib
 import subprocess
 import sys
 
 import pytest
 
-from conftest import USER_XLA_FLAGS  # pylint: disable=g-bad-import-order
+from conftest import user_xla_env  # pylint: disable=g-bad-import-order
 
 pytestmark = pytest.mark.slow
 
@@ -31,10 +30,7 @@ SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "learning
 def _run(game):
     # In a process of its own with XLA's optimisations as the user has them (the test
     # processes compile unoptimised programs, which would run these minutes-long runs slower).
-    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTEST_XDIST_WORKER")}
-    if USER_XLA_FLAGS:
-        env["XLA_FLAGS"] = USER_XLA_FLAGS
-    proc = subprocess.run([sys.executable, str(SCRIPT), f"--game={game}", "--noreference"], env=env, text=True,
+    proc = subprocess.run([sys.executable, str(SCRIPT), f"--game={game}", "--noreference"], env=user_xla_env(), text=True,
                           capture_output=True, timeout=1800, check=False)
     assert proc.returncode in (0, 1), f"learning_check.py --game={game} failed:\n{proc.stderr[-5000:]}"
     report = json.loads(proc.stdout)
