@@ -203,17 +203,21 @@ def test_opponents_for_names():
 
 
 def _brute_force_minimax2(env, state):
-    """The depth-2 negamax scores of every legal action, over all 1,225 actions (host loops)."""
+    """The depth-2 negamax scores of every legal action, over all 1,225 actions (host loops
+    over the moves; a child's replies are stepped in one batch, padded to a multiple of 32
+    with repeats of its legal replies so that few batch sizes compile)."""
     step = jax.jit(env.step)
+    replies_of = jax.jit(jax.vmap(env.step, in_axes=(None, 0)))
     scores = {}
     for a in np.flatnonzero(np.asarray(state.legal_action_mask)):
         child = step(state, jnp.int32(a))
         if bool(child.terminated):
             scores[int(a)] = 1.1 * float(child.rewards[state.current_player])
             continue
-        replies = [float(step(child, jnp.int32(b)).rewards[child.current_player])
-                   for b in np.flatnonzero(np.asarray(child.legal_action_mask))]
-        scores[int(a)] = -max(max(replies), 0.0)
+        legal = np.flatnonzero(np.asarray(child.legal_action_mask))
+        padded = np.resize(legal, -(-len(legal) // 32) * 32)
+        rewards = np.asarray(replies_of(child, jnp.asarray(padded, jnp.int32)).rewards)[: len(legal)]
+        scores[int(a)] = -max(float(rewards[:, int(child.current_player)].max()), 0.0)
     best = max(scores.values())
     return {a for a, v in scores.items() if v >= best - 1e-6}
 

@@ -50,9 +50,12 @@ def test_dsmcp_plays_tracked_games(color):
 @pytest.mark.slow
 @pytest.mark.parametrize("opponent_class", [RandomBot, AttackerBot])
 def test_dsmcp_plays_whole_games_with_its_particles_among_the_possible_boards(opponent_class):
+    # A fixed number of playouts per decision (the time budget never binds): the games, and
+    # so the sizes of the possible-board sets the checks enumerate, are the same on every run
+    # (with a time budget they varied with the machine's load, from seconds to minutes).
     for seed in range(2):
-        player = DSMCPPlayer(seconds_per_decision=0.05, particles=32, evaluator=infostate.HeuristicEvaluator(seed=seed),
-                             seed=seed)
+        player = DSMCPPlayer(seconds_per_decision=30.0, simulations=16, particles=32,
+                             evaluator=infostate.HeuristicEvaluator(seed=seed), seed=seed)
         checked = []
 
         def check(player=player, checked=checked):

@@ -183,10 +183,12 @@ def test_root_noise_is_dirichlet_over_the_legal_moves_only():
     np.testing.assert_allclose(eta.sum(-1), 1.0, atol=1e-5)
     assert 0.5 * np.abs(noisy - clean).sum(-1).min() > 0.05  # the noise moves the prior visibly
     assert not np.allclose(noisy[0], noisy[1])  # each game draws its own
-    # Many draws: mean and variance of Dir(α) on K = 20 legal moves (scipy).
+    # Many draws: mean and variance of Dir(α) on K = 20 legal moves (scipy). Drawn on 32 slots,
+    # which hold every legal move here: bit for bit the full-width draw (the next test), at
+    # 32 instead of 4,672 Gamma draws per sample.
     logits = jnp.where(states.legal_action_mask[:1], 0.0, jnp.finfo(jnp.float32).min)
-    draws = jax.vmap(lambda k: search.dirichlet_noised_logits(k, logits, states.legal_action_mask[:1],
-                                                              alpha=0.3, fraction=1.0))(
+    draws = jax.jit(jax.vmap(lambda k: search.dirichlet_noised_logits(
+        k, logits, states.legal_action_mask[:1], alpha=0.3, fraction=1.0, num_candidates=32)))(
         jax.random.split(jax.random.PRNGKey(1), 4000))
     samples = np.asarray(jax.nn.softmax(draws, axis=-1))[:, 0][:, legal[0]]
     reference = scipy_stats.dirichlet(np.full(20, 0.3))
