@@ -184,12 +184,14 @@ def test_root_noise_is_dirichlet_over_the_legal_moves_only():
     assert 0.5 * np.abs(noisy - clean).sum(-1).min() > 0.05  # the noise moves the prior visibly
     assert not np.allclose(noisy[0], noisy[1])  # each game draws its own
     # Many draws: mean and variance of Dir(α) on K = 20 legal moves (scipy). Drawn on 32 slots,
-    # which hold every legal move here: bit for bit the full-width draw (the next test), at
-    # 32 instead of 4,672 Gamma draws per sample.
+    # which hold every legal move here, so each draw is bit for bit the full-width one
+    # (checked on one key), at 32 instead of 4,672 Gamma draws per sample.
     logits = jnp.where(states.legal_action_mask[:1], 0.0, jnp.finfo(jnp.float32).min)
-    draws = jax.jit(jax.vmap(lambda k: search.dirichlet_noised_logits(
-        k, logits, states.legal_action_mask[:1], alpha=0.3, fraction=1.0, num_candidates=32)))(
-        jax.random.split(jax.random.PRNGKey(1), 4000))
+    draw = lambda k, slots: search.dirichlet_noised_logits(  # noqa: E731
+        k, logits, states.legal_action_mask[:1], alpha=0.3, fraction=1.0, num_candidates=slots)
+    np.testing.assert_array_equal(np.asarray(draw(jax.random.PRNGKey(1), 32)),
+                                  np.asarray(draw(jax.random.PRNGKey(1), None)))
+    draws = jax.jit(jax.vmap(lambda k: draw(k, 32)))(jax.random.split(jax.random.PRNGKey(1), 4000))
     samples = np.asarray(jax.nn.softmax(draws, axis=-1))[:, 0][:, legal[0]]
     reference = scipy_stats.dirichlet(np.full(20, 0.3))
     np.testing.assert_allclose(samples.mean(0), reference.mean(), atol=0.01)
