@@ -1,7 +1,7 @@
 """Shared fixtures: where the third-party test data lives.
 
-Also: a persistent JAX compilation cache shared by the test processes, and unoptimised
-compiles for them (below).
+Also: a persistent JAX compilation cache shared by the test processes, and the XLA flags
+they compile with (below).
 
 The data are never part of the repository; point ``AZDB_DATA_DIR`` at a folder laid
 out like ``shared/data`` (sts/, puzzles/, openings/, books/, suites/). Without it the
@@ -14,16 +14,17 @@ import os
 import pathlib
 import tempfile
 
-# The test processes (and the notebooks, scripts and engines they start, which inherit the
-# environment) compile without LLVM's optimisations: the same programs, compiled about 40 %
-# faster and run somewhat slower, the right trade for tiny networks whose programs are compiled
-# more often than run (BUILD.md, "How long it takes"); results may differ from optimised builds
-# in a float's last bits. ``AZDB_TEST_XLA_OPTIMIZE=1`` (or an optimisation level already in
-# XLA_FLAGS) keeps XLA's default. The user's flags stay in AZDB_TEST_USER_XLA_FLAGS (the xdist
-# workers inherit the changed XLA_FLAGS) for the learning checks, which run for minutes.
+# XLA compiles the tests' programs with its default optimisations. ``AZDB_TEST_XLA_UNOPTIMIZED=1``
+# turns LLVM's optimisations off in the test processes (and the notebooks, scripts and engines they
+# start, which inherit the environment): programs compile 20-50 % faster and run up to ~3x
+# slower, which pays for compile-heavy files run alone (e.g. tests/test_game_contract.py) but
+# not for the whole suite (BUILD.md, "How long it takes"). The user's flags stay in
+# AZDB_TEST_USER_XLA_FLAGS (xdist workers inherit a changed XLA_FLAGS) for the learning
+# checks, which run for minutes in a process of their own.
+LEVEL_0 = "--xla_backend_optimization_level=0"
 USER_XLA_FLAGS = os.environ.setdefault("AZDB_TEST_USER_XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
-if os.environ.get("AZDB_TEST_XLA_OPTIMIZE") != "1" and "xla_backend_optimization_level" not in USER_XLA_FLAGS:
-    os.environ["XLA_FLAGS"] = f"{USER_XLA_FLAGS} --xla_backend_optimization_level=0".strip()
+if os.environ.get("AZDB_TEST_XLA_UNOPTIMIZED") == "1" and "xla_backend_optimization_level" not in USER_XLA_FLAGS:
+    os.environ["XLA_FLAGS"] = f"{USER_XLA_FLAGS} {LEVEL_0}".strip()
 
 
 def user_xla_env() -> dict:

@@ -1,13 +1,15 @@
-"""The test processes' XLA flags (tests/conftest.py): unoptimised compiles here and in what the
-tests start, the user's flags for the learning checks' processes, also inside xdist workers."""
+"""The test processes' XLA flags (tests/conftest.py): XLA's default unless
+``AZDB_TEST_XLA_UNOPTIMIZED=1``, then unoptimised compiles here and in what the tests start; the
+user's flags for the learning checks' processes, also inside xdist workers."""
 
 import os
+import pathlib
 import subprocess
 import sys
 
-from conftest import USER_XLA_FLAGS, user_xla_env  # pylint: disable=g-bad-import-order
+from conftest import LEVEL_0, USER_XLA_FLAGS, user_xla_env  # pylint: disable=g-bad-import-order
 
-LEVEL_0 = "--xla_backend_optimization_level=0"
+TESTS = pathlib.Path(__file__).resolve().parent
 
 
 def _child_flags(env) -> str:
@@ -16,17 +18,37 @@ def _child_flags(env) -> str:
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def test_the_test_processes_and_their_children_compile_unoptimised():
-    if os.environ.get("AZDB_TEST_XLA_OPTIMIZE") == "1" or "xla_backend_optimization_level" in USER_XLA_FLAGS:
+def _conftest_flags(env) -> list:
+    """[XLA_FLAGS, user_xla_env()'s XLA_FLAGS] after a fresh process imports tests/conftest.py."""
+    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); import conftest; "
+            "print(os.environ.get('XLA_FLAGS', '')); print(conftest.user_xla_env().get('XLA_FLAGS', ''))")
+    out = subprocess.run([sys.executable, "-c", code, str(TESTS)], env=env, capture_output=True, text=True, check=True)
+    return out.stdout.split("\n")[:2]
+
+
+def test_the_test_processes_keep_the_users_flags_unless_asked():
+    if os.environ.get("AZDB_TEST_XLA_UNOPTIMIZED") == "1" and "xla_backend_optimization_level" not in USER_XLA_FLAGS:
+        assert os.environ["XLA_FLAGS"].split() == [*USER_XLA_FLAGS.split(), LEVEL_0]
+        assert LEVEL_0 in _child_flags(dict(os.environ)).split()
+    else:
         assert os.environ.get("XLA_FLAGS", "") == USER_XLA_FLAGS
-        return
-    assert os.environ["XLA_FLAGS"].split() == [*USER_XLA_FLAGS.split(), LEVEL_0]
-    assert LEVEL_0 in _child_flags(dict(os.environ)).split()
+        assert LEVEL_0 not in _child_flags(dict(os.environ)).split() or LEVEL_0 in USER_XLA_FLAGS
+
+
+def test_unoptimised_compiles_on_request_reach_children_but_not_the_learning_checks():
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("XLA_FLAGS", "AZDB_TEST_USER_XLA_FLAGS", "AZDB_TEST_XLA_UNOPTIMIZED", "PYTEST_XDIST_WORKER")}
+    user = "--xla_cpu_enable_fast_math=false"
+    assert _conftest_flags(dict(base, XLA_FLAGS=user)) == [user, user]
+    assert _conftest_flags(dict(base, XLA_FLAGS=user, AZDB_TEST_XLA_UNOPTIMIZED="1")) == [f"{user} {LEVEL_0}", user]
+    # A level the user set wins over the request.
+    own = "--xla_backend_optimization_level=2"
+    assert _conftest_flags(dict(base, XLA_FLAGS=own, AZDB_TEST_XLA_UNOPTIMIZED="1")) == [own, own]
 
 
 def test_the_learning_checks_get_the_users_flags():
-    # In an xdist worker the inherited XLA_FLAGS already hold level 0: the user's flags must
-    # come from what the main process saw, not from this process's XLA_FLAGS.
+    # In an xdist worker the inherited XLA_FLAGS may hold level 0 (AZDB_TEST_XLA_UNOPTIMIZED=1): the
+    # user's flags must come from what the main process saw, not from this process's XLA_FLAGS.
     env = user_xla_env()
     assert _child_flags(env) == USER_XLA_FLAGS
     assert "PYTEST_XDIST_WORKER" not in env

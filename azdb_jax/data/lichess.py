@@ -17,8 +17,10 @@ engine-labelled sets of ``azdb_jax.data.gardner``); their boards are ``GardnerBo
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
+import hashlib
 
 import chess
 
@@ -238,10 +240,24 @@ def load_lichess_puzzles(path: PathLike, *, strict: bool = True, variant: str = 
     """
     check_variant(variant)
     lines = read_lines(path)
+    # A file read again in the same process (each puzzle-start run, each evaluation of a
+    # set) is parsed once: the result is immutable, and the key is the file's content.
+    key = (str(path), hashlib.sha1("\n".join(lines).encode()).hexdigest(), strict, variant)
+    if key in _LOADED:
+        _LOADED.move_to_end(key)
+        return _LOADED[key]
     rows = content_lines(lines)
     first = next(rows, None)
     if first is None:
         return Loaded()
     header, is_header = _header(path, *first, variant=variant)
     start = first[0] if is_header else first[0] - 1
-    return collect(path, content_lines(lines, start), lambda text: _parse_row(header, text, variant), strict=strict)
+    loaded = collect(path, content_lines(lines, start), lambda text: _parse_row(header, text, variant), strict=strict)
+    _LOADED[key] = loaded
+    while len(_LOADED) > _LOADED_MAX:
+        _LOADED.popitem(last=False)
+    return loaded
+
+
+_LOADED: "collections.OrderedDict[tuple, Loaded[LichessPuzzle]]" = collections.OrderedDict()
+_LOADED_MAX = 16

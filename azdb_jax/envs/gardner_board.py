@@ -11,7 +11,7 @@ plays Gardner games against any engine that speaks the variant.
 
 The rules are the env's own: every position is a pgx state of
 ``azdb_jax.envs.gardner.GardnerChess`` (cross-checked against Fairy-Stockfish), stepped
-by one jitted ``env.step`` per move, so repetitions count from the root of the board's
+by one jitted ``env.step`` per move (states kept on the host), so repetitions count from the root of the board's
 move stack. Host-side and meant for puzzles and engine games (a few milliseconds a
 move), not for training loops.
 
@@ -37,25 +37,33 @@ __all__ = ["GardnerBoard", "STARTING_FEN"]
 STARTING_FEN = gardner_interop.STARTING_FEN
 
 
-@functools.lru_cache(maxsize=None)
-def _step_fn():
-    return jax.jit(GardnerChess().step)
+def _status(state: State):
+    repeats = (state._hash_history == state._zobrist_hash).all(axis=1).sum()
+    return position_legal_mask(state), in_check(state), has_insufficient_pieces(state), repeats
 
 
 @functools.lru_cache(maxsize=None)
 def _status_fn():
-    def status(state: State):
-        repeats = (state._hash_history == state._zobrist_hash).all(axis=1).sum()
-        return position_legal_mask(state), in_check(state), has_insufficient_pieces(state), repeats
+    return jax.jit(_status)
 
-    return jax.jit(status)
+
+@functools.lru_cache(maxsize=None)
+def _advance_fn():
+    """One jitted call per move: the next state and what the board needs to know about it."""
+    step = GardnerChess().step
+
+    def advance(state: State, action):
+        after = step(state, action)
+        return after, _status(after)
+
+    return jax.jit(advance)
 
 
 class _Status:
-    """What a board needs to know about its current state, computed once."""
+    """What a board needs to know about its current state, computed once (host values)."""
 
-    def __init__(self, state: State):
-        mask, check, insufficient, repeats = jax.device_get(_status_fn()(state))
+    def __init__(self, state: State, status):
+        mask, check, insufficient, repeats = status
         self.moves = [chess.Move.from_uci(u) for u in gardner_interop.decode_actions(np.flatnonzero(mask), state)]
         self.uci = {m.uci(): m for m in self.moves}
         self.check = bool(check)
@@ -78,8 +86,10 @@ class GardnerBoard:
         self._init_from(gardner_interop.state_from_fen(fen))
 
     def _init_from(self, state: State) -> None:
+        # States live on the host (numpy leaves): reading a field costs no device transfer.
+        state = jax.device_get(state)
         self._states: List[State] = [state]
-        self._status: List[_Status] = [_Status(state)]
+        self._status: List[_Status] = [_Status(state, jax.device_get(_status_fn()(state)))]
         self.move_stack: List[chess.Move] = []
 
     # ------------------------------------------------------------- the position
@@ -156,9 +166,9 @@ class GardnerBoard:
         if self.is_game_over():
             raise ValueError(f"the game is over ({self.termination()}) in {self.fen()}: no move can be pushed")
         action = gardner_interop.uci_to_action(move.uci(), self.state)
-        state = _step_fn()(self.state, action)
+        state, status = jax.device_get(_advance_fn()(self.state, action))
         self._states.append(state)
-        self._status.append(_Status(state))
+        self._status.append(_Status(state, status))
         self.move_stack.append(move)
 
     def piece_map(self) -> Dict[chess.Square, chess.Piece]:

@@ -248,12 +248,15 @@ def states_from_fens(fens: Sequence[str]) -> State:
     if gives_check.any():
         bad = int(np.argmax(gives_check))
         raise ValueError(f"invalid Gardner FEN {fens[bad]!r}: the side not to move is in check")
+    if len(padded) == len(fens):
+        return states
     return jax.tree.map(lambda leaf: leaf[: len(fens)], states)
 
 
 def state_from_fen(fen: str) -> State:
-    """Single `State` of a Gardner FEN (White is player 0); ValueError on a bad FEN."""
-    return jax.tree.map(lambda leaf: leaf[0], states_from_fens([fen]))
+    """Single `State` of a Gardner FEN (White is player 0), on the host (numpy leaves);
+    ValueError on a bad FEN."""
+    return jax.tree.map(lambda leaf: leaf[0], jax.device_get(states_from_fens([fen])))
 
 
 # --------------------------------------------------------------------------- state -> FEN

@@ -14,8 +14,9 @@ Gardner chess's ``FenGame`` (``GARDNER_POSITIONS``, in its record
 Errors name the file and line (the data loaders' ``DataFormatError``).
 """
 
+import functools
 import pathlib
-from typing import List, Sequence
+from typing import List, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -59,13 +60,19 @@ def load_records(source: str) -> List[PuzzleRecord]:
 
 def line_positions(fen: str, line: Sequence[str]) -> List[str]:
     """FENs where the solver is to move again along ``line`` (after its move and the reply)."""
+    return list(_line_positions(fen, tuple(line)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _line_positions(fen: str, line: Tuple[str, ...]) -> Tuple[str, ...]:
+    # Each puzzle-start run of a process asks for the same lines: each is stepped once.
     board = GardnerBoard(fen)
     out = []
     for k, uci in enumerate(line):
         board.push_uci(uci)
         if k % 2 == 1 and not board.is_game_over():
             out.append(board.fen())
-    return out
+    return tuple(out)
 
 
 def states_from_fens(env: pgx.core.Env, fens: Sequence[str]) -> pgx.core.State:
