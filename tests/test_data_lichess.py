@@ -132,3 +132,20 @@ def test_bad_headers(tmp_path):
     path.write_text("a,b,c\n")
     with pytest.raises(data.DataFormatError, match="no header row"):
         data.load_lichess_puzzles(path, strict=False)
+
+
+def test_a_file_read_again_is_parsed_once_and_a_changed_file_again(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text(f"FEN,Moves,Rating\n{SCHOLAR}\n")
+    first = data.load_lichess_puzzles(path)
+    assert data.load_lichess_puzzles(path) is first  # the same content: the parsed records again
+    assert data.load_lichess_puzzles(path, strict=False) is not first
+    # Same size, new content (the rating): parsed anew, whatever the file's timestamp says.
+    path.write_text(f"FEN,Moves,Rating\n{SCHOLAR[:-3]}700\n")
+    again = data.load_lichess_puzzles(path)
+    assert again is not first and (first[0].rating, again[0].rating) == (600, 700)
+    path.write_text("FEN,Moves,Rating\nnot a fen,e2e4,1\n")
+    with pytest.raises(data.DataFormatError, match=r"p\.csv:2: bad FEN"):
+        data.load_lichess_puzzles(path)  # an error is not remembered as a result
+    with pytest.raises(data.DataFormatError, match=r"p\.csv:2: bad FEN"):
+        data.load_lichess_puzzles(path)
