@@ -6,9 +6,9 @@ Every puzzle-start run (Table 1's arms) and every puzzle evaluation reads the fo
 Gardner sets: each puzzle's moves are checked legal one by one on a ``GardnerBoard`` (the
 env's rules, a jitted step per move), and the intermediate-position arms step each solution
 line again. Times, in one process: the first load of the four sets, a second load of the same
-files (as the next run of the same process reads them), the solution lines' positions twice,
-and a ``GardnerBoard`` push + pop. Wall and CPU seconds; the first load includes compiling the
-board's jitted step. Prints one JSON line.
+files (as the next run of the same process reads them), and the solution lines' positions twice
+(a ``GardnerBoard`` move alone: ``benchmarks/classical_profile.py --board_speed``). Wall and
+CPU seconds; the first load includes compiling the board's jitted step. Prints one JSON line.
 """
 
 import json
@@ -38,26 +38,14 @@ def _lines(records):
 
 def main(argv):
     del argv
-    from azdb_jax.envs.gardner_board import GardnerBoard  # pylint: disable=g-import-not-at-top
-
     records, first_wall, first_cpu = _timed(_load)
     _, second_wall, second_cpu = _timed(_load)
     positions, lines_wall, lines_cpu = _timed(lambda: _lines(records))
     _, lines_again_wall, lines_again_cpu = _timed(lambda: _lines(records))
-    board = GardnerBoard()
-    board.push(board.legal_moves[0])
-    board.pop()
-    start, count = time.process_time(), 0
-    for _ in range(100):
-        for move in board.legal_moves[:5]:
-            board.push(move)
-            board.pop()
-            count += 1
     print(json.dumps(dict(
         puzzles=len(records), line_positions=positions,
         first_load_s=first_wall, first_load_cpu_s=first_cpu, second_load_s=second_wall, second_load_cpu_s=second_cpu,
-        lines_s=lines_wall, lines_cpu_s=lines_cpu, lines_again_s=lines_again_wall, lines_again_cpu_s=lines_again_cpu,
-        board_push_pop_cpu_us=round(1e6 * (time.process_time() - start) / count, 1))))
+        lines_s=lines_wall, lines_cpu_s=lines_cpu, lines_again_s=lines_again_wall, lines_again_cpu_s=lines_again_cpu)))
 
 
 if __name__ == "__main__":
