@@ -62,6 +62,17 @@ else:
 _REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Closes the matplotlib figures a test drew and left open (the figure functions return
+    them to the caller): pyplot keeps every open figure, and a worker runs hundreds of tests."""
+    yield
+    import sys  # pylint: disable=g-import-not-at-top
+
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
 # ``AZDB_TEST_COMPILE_LOG=FILE``: every test's compile, trace and cache-hit counts and
 # seconds (JAX's monitoring events in this process; notebooks' kernels and subprocesses are
 # not seen) appended to FILE.<worker> as JSON lines; ``benchmarks/suite_compiles.py`` sums them.
