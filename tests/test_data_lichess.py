@@ -149,3 +149,21 @@ def test_a_file_read_again_is_parsed_once_and_a_changed_file_again(tmp_path):
         data.load_lichess_puzzles(path)  # an error is not remembered as a result
     with pytest.raises(data.DataFormatError, match=r"p\.csv:2: bad FEN"):
         data.load_lichess_puzzles(path)
+
+
+@pytest.mark.parametrize("variant", ["chess", "gardner"])
+def test_boards_kept_from_the_load_are_the_boards_replayed_from_the_fen(variant, data_dir):
+    import dataclasses  # pylint: disable=g-import-not-at-top
+
+    loaded = (data.load_lichess_puzzles(data_dir / SAMPLE)[:20] if variant == "chess"
+              else data.load_gardner_puzzles("mate_in_3")[:10])
+    for puzzle in loaded:
+        replayed = dataclasses.replace(puzzle)  # a new record: its boards are stepped from ``fen``
+        assert "_boards" in puzzle.__dict__ and "_boards" not in replayed.__dict__
+        for step in range(len(puzzle.solution)):
+            kept, again = puzzle.board_at(step), replayed.board_at(step)
+            assert kept.fen() == again.fen() and kept.move_stack == again.move_stack
+            assert kept.root().fen() == again.root().fen() == puzzle.fen
+        kept = puzzle.board_at(0)
+        kept.push(kept.legal_moves[0] if variant == "gardner" else next(iter(kept.legal_moves)))
+        assert puzzle.board_at(0).fen() == replayed.board_at(0).fen()  # a fresh copy each time

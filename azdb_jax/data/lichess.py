@@ -178,13 +178,17 @@ def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> Li
     if len(tokens) < 2 or len(tokens) % 2:
         raise LineError(f"Moves must hold an even number (>= 2) of moves, got {len(tokens)}")
     fields["fen"] = board.fen()
-    moves = []
+    moves, boards = [], []
     for index, token in enumerate(tokens):
         move = parse_uci(board, token, f"Moves (move {index + 1})")
         moves.append(move.uci())
         board.push(move)
+        if index % 2 == 0 and index < len(tokens) - 1:
+            boards.append(board.copy())  # where the solver is to move: ``_boards``, kept from this pass
     fields["moves"] = tuple(moves)
-    return LichessPuzzle(extra=tuple(extra), variant=variant, **fields)
+    puzzle = LichessPuzzle(extra=tuple(extra), variant=variant, **fields)
+    puzzle.__dict__["_boards"] = tuple(boards)  # the cached property, filled (each move was stepped once)
+    return puzzle
 
 
 def _looks_like_fen(text: str, variant: str = "chess") -> bool:
