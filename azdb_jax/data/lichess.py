@@ -183,11 +183,14 @@ def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> Li
         move = parse_uci(board, token, f"Moves (move {index + 1})")
         moves.append(move.uci())
         board.push(move)
-        if index % 2 == 0 and index < len(tokens) - 1:
+        if variant == "gardner" and index % 2 == 0 and index < len(tokens) - 1:
             boards.append(board.copy())  # where the solver is to move: ``_boards``, kept from this pass
     fields["moves"] = tuple(moves)
     puzzle = LichessPuzzle(extra=tuple(extra), variant=variant, **fields)
-    puzzle.__dict__["_boards"] = tuple(boards)  # the cached property, filled (each move was stepped once)
+    if variant == "gardner":
+        # A Gardner move is a jitted env step (~2 ms): the boards are kept rather than stepped
+        # again (chess boards are cheap to replay, and a chess file may hold millions of puzzles).
+        puzzle.__dict__["_boards"] = tuple(boards)
     return puzzle
 
 
@@ -244,8 +247,9 @@ def load_lichess_puzzles(path: PathLike, *, strict: bool = True, variant: str = 
     """
     check_variant(variant)
     lines = read_lines(path)
-    # A file read again in the same process (each puzzle-start run, each evaluation of a
-    # set) is parsed once: the result is immutable, and the key is the file's content.
+    # A Gardner file read again in the same process (each puzzle-start run, each evaluation of
+    # a set) is parsed once: the result is immutable, and the key is the file's content. Chess
+    # files parse fast and may be large: they are not kept.
     key = (str(path), hashlib.sha1("\n".join(lines).encode()).hexdigest(), strict, variant)
     if key in _LOADED:
         _LOADED.move_to_end(key)
@@ -257,6 +261,8 @@ def load_lichess_puzzles(path: PathLike, *, strict: bool = True, variant: str = 
     header, is_header = _header(path, *first, variant=variant)
     start = first[0] if is_header else first[0] - 1
     loaded = collect(path, content_lines(lines, start), lambda text: _parse_row(header, text, variant), strict=strict)
+    if variant == "chess":
+        return loaded
     _LOADED[key] = loaded
     while len(_LOADED) > _LOADED_MAX:
         _LOADED.popitem(last=False)
