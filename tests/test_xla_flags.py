@@ -1,7 +1,9 @@
 """The test processes' XLA flags (tests/conftest.py): XLA's default unless
 ``AZDB_TEST_XLA_UNOPTIMIZED=1``, then unoptimised compiles here and in what the tests start; the
-user's flags for the learning checks' processes, also inside xdist workers."""
+user's flags for the learning checks' processes, also inside xdist workers; every program in the
+persistent compilation cache, here and in what the tests start."""
 
+import json
 import os
 import pathlib
 import subprocess
@@ -18,12 +20,21 @@ def _child_flags(env) -> str:
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
 
 
+def _after_conftest(env) -> dict:
+    """What a fresh process that imports tests/conftest.py ends up with."""
+    code = ("import json, os, sys; sys.path.insert(0, sys.argv[1]); import conftest, jax; "
+            "print(json.dumps(dict(flags=os.environ.get('XLA_FLAGS', ''), "
+            "user=conftest.user_xla_env().get('XLA_FLAGS', ''), "
+            "min_env=os.environ.get('JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS'), "
+            "min_config=jax.config.jax_persistent_cache_min_compile_time_secs)))")
+    out = subprocess.run([sys.executable, "-c", code, str(TESTS)], env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
 def _conftest_flags(env) -> list:
     """[XLA_FLAGS, user_xla_env()'s XLA_FLAGS] after a fresh process imports tests/conftest.py."""
-    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); import conftest; "
-            "print(os.environ.get('XLA_FLAGS', '')); print(conftest.user_xla_env().get('XLA_FLAGS', ''))")
-    out = subprocess.run([sys.executable, "-c", code, str(TESTS)], env=env, capture_output=True, text=True, check=True)
-    return out.stdout.split("\n")[:2]
+    after = _after_conftest(env)
+    return [after["flags"], after["user"]]
 
 
 def test_the_test_processes_keep_the_users_flags_unless_asked():
@@ -54,3 +65,13 @@ def test_the_learning_checks_get_the_users_flags():
     assert "PYTEST_XDIST_WORKER" not in env
     if "xla_backend_optimization_level" not in os.environ.get("AZDB_TEST_USER_XLA_FLAGS", ""):
         assert LEVEL_0 not in _child_flags(env)
+
+
+def test_every_program_is_cached_in_the_test_processes_and_what_they_start(tmp_path):
+    base = {k: v for k, v in os.environ.items() if k not in ("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+                                                             "PYTEST_XDIST_WORKER")}
+    after = _after_conftest(dict(base, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache")))
+    assert (after["min_env"], after["min_config"]) == ("0", 0.0)  # the env var reaches their children
+    mine = _after_conftest(dict(base, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"),
+                                JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="2.5"))
+    assert (mine["min_env"], mine["min_config"]) == ("2.5", 2.5)  # a user's own threshold is kept

@@ -61,6 +61,13 @@ _FIELDS = {
 }
 _INT_FIELDS = ("rating", "rating_deviation", "popularity", "nb_plays")
 
+# Variants whose moves are jitted env steps (~2 ms each, ``GardnerBoard``): a loaded file is
+# kept parsed per process (at most ``_LOADED_MAX`` files) and each puzzle keeps the boards its
+# load stepped. Chess boards are cheap to replay, and a chess file may hold millions of puzzles.
+_KEPT_VARIANTS = ("gardner",)
+_LOADED: "collections.OrderedDict[tuple, Loaded[LichessPuzzle]]" = collections.OrderedDict()
+_LOADED_MAX = 16
+
 
 @dataclasses.dataclass(frozen=True)
 class LichessPuzzle:
@@ -178,19 +185,17 @@ def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> Li
     if len(tokens) < 2 or len(tokens) % 2:
         raise LineError(f"Moves must hold an even number (>= 2) of moves, got {len(tokens)}")
     fields["fen"] = board.fen()
-    moves, boards = [], []
+    moves, boards, keep = [], [], variant in _KEPT_VARIANTS
     for index, token in enumerate(tokens):
         move = parse_uci(board, token, f"Moves (move {index + 1})")
         moves.append(move.uci())
         board.push(move)
-        if variant == "gardner" and index % 2 == 0 and index < len(tokens) - 1:
+        if keep and index % 2 == 0 and index < len(tokens) - 1:
             boards.append(board.copy())  # where the solver is to move: ``_boards``, kept from this pass
     fields["moves"] = tuple(moves)
     puzzle = LichessPuzzle(extra=tuple(extra), variant=variant, **fields)
-    if variant == "gardner":
-        # A Gardner move is a jitted env step (~2 ms): the boards are kept rather than stepped
-        # again (chess boards are cheap to replay, and a chess file may hold millions of puzzles).
-        puzzle.__dict__["_boards"] = tuple(boards)
+    if keep:
+        puzzle.__dict__["_boards"] = tuple(boards)  # the cached property, filled
     return puzzle
 
 
@@ -247,13 +252,14 @@ def load_lichess_puzzles(path: PathLike, *, strict: bool = True, variant: str = 
     """
     check_variant(variant)
     lines = read_lines(path)
-    # A Gardner file read again in the same process (each puzzle-start run, each evaluation of
-    # a set) is parsed once: the result is immutable, and the key is the file's content. Chess
-    # files parse fast and may be large: they are not kept.
-    key = (str(path), hashlib.sha1("\n".join(lines).encode()).hexdigest(), strict, variant)
-    if key in _LOADED:
-        _LOADED.move_to_end(key)
-        return _LOADED[key]
+    # A kept variant's file read again in the same process (each puzzle-start run, each
+    # evaluation of a set) is parsed once: the result is immutable, the key is the content.
+    key = None
+    if variant in _KEPT_VARIANTS:
+        key = (str(path), hashlib.sha1("\n".join(lines).encode()).hexdigest(), strict, variant)
+        if key in _LOADED:
+            _LOADED.move_to_end(key)
+            return _LOADED[key]
     rows = content_lines(lines)
     first = next(rows, None)
     if first is None:
@@ -261,13 +267,8 @@ def load_lichess_puzzles(path: PathLike, *, strict: bool = True, variant: str = 
     header, is_header = _header(path, *first, variant=variant)
     start = first[0] if is_header else first[0] - 1
     loaded = collect(path, content_lines(lines, start), lambda text: _parse_row(header, text, variant), strict=strict)
-    if variant == "chess":
-        return loaded
-    _LOADED[key] = loaded
-    while len(_LOADED) > _LOADED_MAX:
-        _LOADED.popitem(last=False)
+    if key is not None:
+        _LOADED[key] = loaded
+        while len(_LOADED) > _LOADED_MAX:
+            _LOADED.popitem(last=False)
     return loaded
-
-
-_LOADED: "collections.OrderedDict[tuple, Loaded[LichessPuzzle]]" = collections.OrderedDict()
-_LOADED_MAX = 16
