@@ -7,25 +7,27 @@ run back (its config, metrics and checkpoints) is ``azdb_jax.runs``; its names s
 importable from here.
 """
 
+import collections
 import functools
+import hashlib
 import json
 import os
 import pathlib
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import tqdm
 
-from azdb_jax import adjudication, arena, checkpoint, distributed, games, opponents, sharding, trainer
+from azdb_jax import adjudication, arena, checkpoint, distributed, games, opponents, sharding, start_positions, trainer
 from azdb_jax import config as config_lib
 from azdb_jax import search as search_lib
 from azdb_jax.files import write_atomic
 from azdb_jax.runs import (  # noqa: F401  (the run-reading names, importable from here as before)
     RESUMABLE_FIELDS, WALL_CLOCK_FIELDS, abstract_state, build_components, check_resumable, load_run, load_run_config,
-    predicts_opponent_leaves, read_metrics, write_run, _from_run_state, _restore, _to_run_state)
+    predicts_opponent_leaves, read_metrics, write_run, _flat, _from_run_state, _restore, _to_run_state)
 
 
 # ------------------------------------------------------------------ files
@@ -126,10 +128,20 @@ class Evaluator:
     limits the players evaluated. Each record carries the evaluation's wall time.
     """
 
-    def __init__(self, config: config_lib.TrainConfig, components: trainer.Components):
+    def __init__(self, config: config_lib.TrainConfig, components: trainer.Components, *,
+                 games_of: Optional["Evaluator"] = None):
+        """``games_of``: an evaluator of the same configuration and components whose jitted
+        game programs this one plays (``train`` shares them between runs of one configuration)."""
         env = components.env
         self.config = config
         self.num_games = config.run.eval_games + config.run.eval_games % 2
+        self.previous = None  # the previous evaluation's network parameters
+        self.previous_psi = None  # [n, F] the ψ that went with them
+        num_players = components.lambdas.shape[0]
+        self.players = list(range(min(config.run.eval_players or num_players, num_players)))
+        if games_of is not None:
+            self._games = games_of._games  # pylint: disable=protected-access
+            return
         search_config = config_lib.dataclasses.replace(config.search, num_simulations=config.run.eval_simulations)
         cap = config.run.eval_max_plies or games.max_plies(env)
         adjudicate = adjudication.adjudicator(env, config.run.eval_adjudication)
@@ -158,10 +170,6 @@ class Evaluator:
             play = functools.partial(arena.play_games, env, agent, policy_b=opponent, num_games=self.num_games,
                                      max_plies=cap, adjudicate=adjudicate)
             self._games[name] = jax.jit(lambda pa, pb, key, play=play: play(params_a=pa, params_b=pb, rng_key=key))
-        self.previous = None  # the previous evaluation's network parameters
-        self.previous_psi = None  # [n, F] the ψ that went with them
-        num_players = components.lambdas.shape[0]
-        self.players = list(range(min(config.run.eval_players or num_players, num_players)))
 
     def __call__(self, params, rng_key, iteration: int, psi, *, update_previous: bool = True) -> List[Dict[str, Any]]:
         """Evaluation records of ``params`` with the team's expected features ``psi`` [n, F].
@@ -204,6 +212,71 @@ def _with_shardings(abstract: Any, shardings: Any) -> Any:
 # ------------------------------------------------------------------ the loop
 
 
+class Programs(NamedTuple):
+    """What a configuration's runs share in a process: the components and the jitted programs.
+
+    ``init`` maps a seed key to a fresh trainer state; ``selfplay`` and ``learner`` are
+    ``trainer.selfplay_phase`` and ``trainer.learner_phase_step`` (both donate the state);
+    ``evaluator`` holds the evaluation's game programs (None without ``run.eval_every``).
+    """
+
+    components: trainer.Components
+    abstract: trainer.TrainerState
+    shardings: Any
+    init: Callable
+    graph: Callable
+    selfplay: Callable
+    learner: Callable
+    evaluator: Optional[Evaluator]
+
+
+_PROGRAMS: "collections.OrderedDict[str, Programs]" = collections.OrderedDict()
+_PROGRAMS_KEPT = 8
+# Fields that change no program of a run: runs differing only in them share one ``Programs``.
+_PROGRAMLESS_FIELDS = (*RESUMABLE_FIELDS, "run.seed")
+
+
+def programs(config: config_lib.TrainConfig, workdir=None) -> Programs:
+    """The components and compiled programs of ``config``'s runs, kept per configuration.
+
+    Training a configuration again in the same process (a resumed run, another seed, a
+    test or notebook that trains twice) reuses its programs instead of tracing and
+    compiling them again: the run's seed and length (``_PROGRAMLESS_FIELDS``) are not
+    part of any program. With start positions the programs hold the positions themselves
+    (read from ``workdir``'s manifest or the sources, files that may change between runs),
+    so the positions read now are part of the key. The last ``_PROGRAMS_KEPT``
+    configurations are kept.
+    """
+    mesh = sharding.make_mesh(config.run.num_devices or None)
+    flat = {k: v for k, v in _flat(config_lib.to_dict(config)).items() if k not in _PROGRAMLESS_FIELDS}
+    starts = None
+    if config.start_positions.sources:
+        prepared = start_positions.prepare(config.env.make().id, config.start_positions, workdir)
+        starts = hashlib.sha256("\n".join(p.fen for p in prepared.train).encode()).hexdigest()
+    key = json.dumps(dict(config=flat, devices=[d.id for d in mesh.devices.flat], starts=starts), sort_keys=True)
+    if key in _PROGRAMS:
+        _PROGRAMS.move_to_end(key)
+        return _PROGRAMS[key]
+    components = build_components(config, workdir)
+    sharding.check_divisible(mesh, config.selfplay.num_games, config.run.batch_size)
+    abstract = abstract_state(config, components)
+    shardings = sharding.trainer_state_shardings(mesh, abstract)
+    kept = Programs(
+        components=components, abstract=abstract, shardings=shardings,
+        init=jax.jit(functools.partial(trainer.init_trainer, components, window=abstract.pending),
+                     out_shardings=shardings),
+        graph=jax.jit(components.graph_fn),
+        selfplay=jax.jit(functools.partial(trainer.selfplay_phase, components),
+                         in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0),
+        learner=jax.jit(functools.partial(trainer.learner_phase_step, components),
+                        in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0),
+        evaluator=Evaluator(config, components) if config.run.eval_every else None)
+    _PROGRAMS[key] = kept
+    while len(_PROGRAMS) > _PROGRAMS_KEPT:
+        _PROGRAMS.popitem(last=False)
+    return kept
+
+
 def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
           stop_after: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
     """Runs (or resumes) the training run of ``config`` in ``workdir``; returns a summary."""
@@ -219,13 +292,11 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
     elif distributed.is_main_process():
         write_atomic(workdir / "config.json", config_lib.to_json(config))
 
-    components = build_components(config, workdir)
-    mesh = sharding.make_mesh(config.run.num_devices or None)
-    sharding.check_divisible(mesh, config.selfplay.num_games, config.run.batch_size)
+    kept = programs(config, workdir)
+    components, abstract, shardings = kept.components, kept.abstract, kept.shardings
     seed_key = jax.random.PRNGKey(config.run.seed)
-    abstract = abstract_state(config, components)
-    shardings = sharding.trainer_state_shardings(mesh, abstract)
-    evaluator = Evaluator(config, components) if config.run.eval_every else None
+    # A fresh evaluator (its previous network is this run's) playing the kept game programs.
+    evaluator = Evaluator(config, components, games_of=kept.evaluator) if kept.evaluator is not None else None
 
     if resume:
         step = manager.latest_step()
@@ -247,20 +318,16 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
         if distributed.is_main_process():
             write_atomic(workdir / "config.json", config_lib.to_json(config))
     else:
-        state = jax.jit(functools.partial(trainer.init_trainer, components, window=abstract.pending),
-                        out_shardings=shardings)(seed_key)
+        state = kept.init(seed_key)
     start = int(state.iteration)
     # A run continued past its planned end drops that end's extra evaluation (see Evaluator).
     continued = resume and bool(config.run.eval_every) and start % config.run.eval_every != 0
     log = MetricsLog(workdir, keep_up_to=start if resume else None,
                      drop_final_eval=continued and start < config.run.num_iterations)
 
-    graph_fn = jax.jit(components.graph_fn)
-    selfplay_fn = jax.jit(functools.partial(trainer.selfplay_phase, components),
-                          in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0)
-    learner_fn = jax.jit(functools.partial(trainer.learner_phase_step, components),
-                         in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0)
-    iterate = functools.partial(trainer.train_iteration, components, selfplay_fn=selfplay_fn, learner_fn=learner_fn)
+    graph_fn = kept.graph
+    iterate = functools.partial(trainer.train_iteration, components, selfplay_fn=kept.selfplay,
+                                learner_fn=kept.learner)
     last = config.run.num_iterations if stop_after is None else min(config.run.num_iterations, start + stop_after)
     bar = tqdm.tqdm(range(start, last), initial=start, total=config.run.num_iterations,
                     disable=not progress or not distributed.is_main_process(), desc="train", unit="it")

@@ -238,3 +238,38 @@ def test_a_continued_run_still_loads_its_earlier_checkpoints(tmp_path):
     (tmp_path / "run" / "config.json").write_text(json.dumps(changed))
     with pytest.raises(checkpoint.CheckpointError, match="search.num_simulations: checkpoint has 6, asked for 5"):
         runner.load_run(tmp_path / "run", step=2)
+
+
+def test_runs_of_one_configuration_share_its_programs_and_train_as_with_fresh_ones(tmp_path, monkeypatch):
+    """A second run of a configuration (another seed and length) traces no program again,
+    and trains exactly as the same run with programs built afresh; any other field, or
+    start positions, gets programs of its own."""
+    config = tiny_config("selfplay.num_plies=4", "run.eval_every=1", "run.num_iterations=1")
+    reseeded = tiny_config("selfplay.num_plies=4", "run.eval_every=1", "run.num_iterations=2", "run.seed=5")
+    monkeypatch.setattr(runner, "_PROGRAMS", type(runner._PROGRAMS)())  # pylint: disable=protected-access
+    traces = []
+    original = trainer.selfplay_phase
+    monkeypatch.setattr(trainer, "selfplay_phase", lambda *a, **k: (traces.append(1), original(*a, **k))[1])
+    runner.train(config, tmp_path / "first", progress=False)
+    traced = len(traces)
+    assert traced >= 1
+    runner.train(reseeded, tmp_path / "shared", progress=False)
+    assert len(traces) == traced  # the kept self-play program, not a new trace
+    assert runner.programs(reseeded) is runner.programs(config)
+    assert runner.programs(tiny_config("selfplay.num_plies=4", "run.eval_every=1", "search.num_simulations=5")) \
+        is not runner.programs(config)
+    runner._PROGRAMS.clear()  # pylint: disable=protected-access
+    runner.train(reseeded, tmp_path / "fresh", progress=False)
+    assert len(traces) > traced
+    shared, fresh = _records(tmp_path / "shared"), _records(tmp_path / "fresh")
+    assert [r["kind"] for r in shared].count("eval") > 0 and shared == fresh
+    # Start positions: the programs hold the positions, so a changed source file gets new ones.
+    source = pathlib.Path(runner.__file__).parent / "data" / "gardner_puzzles" / "mate_in_1.csv"
+    lines = source.read_text().splitlines(keepends=True)
+    puzzles = tmp_path / "puzzles.csv"
+    puzzles.write_text("".join(lines[:12]))
+    positions = tiny_config("env.name=gardner_chess", "selfplay.num_plies=2", f'start_positions.sources=["{puzzles}"]')
+    kept = runner.programs(positions)
+    assert runner.programs(positions) is kept
+    puzzles.write_text("".join(lines[:2] + lines[3:12]))  # one puzzle fewer
+    assert runner.programs(positions) is not kept

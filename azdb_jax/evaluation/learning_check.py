@@ -160,21 +160,21 @@ class TrainedRun(NamedTuple):
 def train(config: config_lib.TrainConfig, *, keep_initial: bool = False) -> TrainedRun:
     """Runs ``config``'s iterations in memory and returns the final parameters.
 
-    The same phases as ``runner.train`` (jitted self-play window, jitted learner step,
-    ``trainer.train_iteration`` dispatching them), without the run directory: no
+    The same programs as ``runner.train`` (``runner.programs``: jitted self-play window,
+    jitted learner step, ``trainer.train_iteration`` dispatching them), without the run directory: no
     checkpoints, metrics files or built-in evaluation. ``keep_initial`` also keeps a
     copy of the untrained parameters, as a reference for the evaluations.
     """
     start = time.perf_counter()
-    components = runner.build_components(config)
-    state = jax.jit(functools.partial(trainer.init_trainer, components))(jax.random.PRNGKey(config.run.seed))
+    programs = runner.programs(config)
+    components = programs.components
+    state = programs.init(jax.random.PRNGKey(config.run.seed))
     # The phases donate the state, so the untrained parameters are copied out first.
     initial = jax.tree.map(jnp.copy, state.train_state.params) if keep_initial else None
-    selfplay_fn = jax.jit(functools.partial(trainer.selfplay_phase, components), donate_argnums=0)
-    learner_fn = jax.jit(functools.partial(trainer.learner_phase_step, components), donate_argnums=0)
     metrics: Dict[str, Any] = {}
     for _ in range(config.run.num_iterations):
-        state, metrics = trainer.train_iteration(components, state, selfplay_fn=selfplay_fn, learner_fn=learner_fn)
+        state, metrics = trainer.train_iteration(components, state, selfplay_fn=programs.selfplay,
+                                                 learner_fn=programs.learner)
     metrics = {name: round(float(value), 4) for name, value in jax.device_get(metrics).items()}
     params = jax.block_until_ready(state.train_state.params)
     stats = dict(iterations=int(state.iteration), learner_steps=int(state.train_state.step),
