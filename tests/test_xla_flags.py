@@ -67,11 +67,11 @@ def test_the_learning_checks_get_the_users_flags():
         assert LEVEL_0 not in _child_flags(env)
 
 
-def test_every_program_is_cached_in_the_test_processes_and_what_they_start(tmp_path):
+def test_the_cache_threshold_reaches_the_test_processes_and_what_they_start(tmp_path):
     base = {k: v for k, v in os.environ.items() if k not in ("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
                                                              "PYTEST_XDIST_WORKER")}
     after = _after_conftest(dict(base, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache")))
-    assert (after["min_env"], after["min_config"]) == ("0", 0.0)  # the env var reaches their children
+    assert (after["min_env"], after["min_config"]) == ("0.5", 0.5)  # the env var reaches their children
     mine = _after_conftest(dict(base, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"),
                                 JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="2.5"))
     assert (mine["min_env"], mine["min_config"]) == ("2.5", 2.5)  # a user's own threshold is kept
