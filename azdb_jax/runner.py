@@ -231,7 +231,7 @@ class Programs(NamedTuple):
 
 
 _PROGRAMS: "collections.OrderedDict[str, Programs]" = collections.OrderedDict()
-_PROGRAMS_KEPT = 8
+_PROGRAMS_KEPT = 2  # each holds its compiled executables: in a test process 8 cost ~0.9 GB more
 # Fields that change no program of a run: runs differing only in them share one ``Programs``.
 _PROGRAMLESS_FIELDS = (*RESUMABLE_FIELDS, "run.seed")
 
@@ -245,7 +245,7 @@ def programs(config: config_lib.TrainConfig, workdir=None) -> Programs:
     part of any program. With start positions the programs hold the positions themselves
     (read from ``workdir``'s manifest or the sources, files that may change between runs),
     so the positions read now are part of the key. The last ``_PROGRAMS_KEPT``
-    configurations are kept.
+    configurations are kept (each holds its executables).
     """
     mesh = sharding.make_mesh(config.run.num_devices or None)
     flat = {k: v for k, v in _flat(config_lib.to_dict(config)).items() if k not in _PROGRAMLESS_FIELDS}
