@@ -261,6 +261,7 @@ def test_runs_of_one_configuration_share_its_programs_and_train_as_with_fresh_on
     runner._PROGRAMS.clear()  # pylint: disable=protected-access
     runner.train(reseeded, tmp_path / "fresh", progress=False)
     assert len(traces) > traced
+    trained = runner.programs(reseeded)
     shared, fresh = _records(tmp_path / "shared"), _records(tmp_path / "fresh")
     assert [r["kind"] for r in shared].count("eval") > 0 and shared == fresh
     # Start positions: the programs hold the positions, so a changed source file gets new ones.
@@ -272,4 +273,8 @@ def test_runs_of_one_configuration_share_its_programs_and_train_as_with_fresh_on
     kept = runner.programs(positions)
     assert runner.programs(positions) is kept
     puzzles.write_text("".join(lines[:2] + lines[3:12]))  # one puzzle fewer
-    assert runner.programs(positions) is not kept
+    changed = runner.programs(positions)
+    assert changed is not kept
+    # Only the last _PROGRAMS_KEPT (2) configurations stay: the trained one, used longest ago, is gone.
+    assert list(runner._PROGRAMS.values()) == [kept, changed]  # pylint: disable=protected-access
+    assert runner.programs(reseeded) is not trained

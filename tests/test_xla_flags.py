@@ -1,7 +1,7 @@
 """The test processes' XLA flags (tests/conftest.py): XLA's default unless
 ``AZDB_TEST_XLA_UNOPTIMIZED=1``, then unoptimised compiles here and in what the tests start; the
-user's flags for the learning checks' processes, also inside xdist workers; every program in the
-persistent compilation cache, here and in what the tests start."""
+user's flags for the learning checks' processes, also inside xdist workers; the persistent
+compilation cache's threshold (0.5 s), here and in what the tests start."""
 
 import json
 import os
