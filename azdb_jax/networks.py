@@ -231,6 +231,12 @@ def make_network(config: NetworkConfig, *, num_actions: int, num_players: int,
             raise ValueError(f"make_network: {name} must be an int >= 1, got {value!r}")
     module = _AZNet(config=config, num_actions=num_actions, num_players=num_players, value_d_opponent=value_d_opponent)
 
+    @functools.lru_cache(maxsize=None)
+    def init_program(shape):
+        # One program: called eagerly, flax's initialisers would compile each parameter
+        # shape's random draw on its own.
+        return jax.jit(lambda key: module.init(key, jnp.zeros(shape, jnp.float32), jnp.zeros(shape[:1], jnp.int32)))
+
     def init(rng_key: Array, obs_example: Any) -> Params:
         """Initial parameters; consumes ``rng_key``. Only the shape of obs_example is read."""
         shape = tuple(obs_example.shape)
@@ -238,9 +244,7 @@ def make_network(config: NetworkConfig, *, num_actions: int, num_players: int,
             shape = (1,) + shape
         if len(shape) != 4:
             raise ValueError(f"obs_example must be [H, W, C] or [B, H, W, C], got shape {shape}")
-        obs = jnp.zeros(shape, jnp.float32)
-        player = jnp.zeros(shape[:1], jnp.int32)
-        return module.init(rng_key, obs, player)
+        return init_program(shape)(rng_key)
 
     def apply(params: Params, obs: Array, player: Array) -> NetOutput:
         """f_θ(obs, l_player) for a batch; see `Network`."""

@@ -128,6 +128,17 @@ def test_expector_profile_counts_the_pairs_it_looks_ahead_from():
         assert report[part] > 0
 
 
+def test_env_dispatch_counts_the_programs_an_eager_step_compiles():
+    report = _run("env_dispatch.py", "--games=tic_tac_toe", "--batch=2", "--steps=1")
+    assert report["game"] == "tic_tac_toe" and report["batch"] == 2
+    pgx_calls, library = report["pgx"], report["library"]
+    # pgx's methods compile each primitive; the library's env one program for init and one for step
+    # (the key splits and the random action compile the same few programs in both).
+    assert pgx_calls["first_compiles"] > library["first_compiles"] + 20, report
+    assert pgx_calls["again_compiles"] == library["again_compiles"] == 0, report
+    assert report["first_call_ratio"] == pytest.approx(pgx_calls["first_s"] / library["first_s"], rel=0.02, abs=0.01)
+
+
 def test_suite_compiles_counts_each_tests_compiles_in_its_own_record(tmp_path):
     (tmp_path / "test_two.py").write_text(
         "import jax, numpy as np\n"

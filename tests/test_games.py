@@ -61,6 +61,48 @@ def test_config_options_belong_to_their_games():
     assert EnvConfig(name="chess", max_pieces=32).make().max_pieces == 32
 
 
+def test_made_envs_step_as_pgx_in_one_program_outside_jit():
+    """``games.make``'s env is one instance per game and options whose ``init``/``step`` run
+    as one compiled program each when called outside ``jax.jit`` (pgx's methods compile
+    every primitive on its own there), with pgx's states."""
+    from jax import monitoring  # pylint: disable=g-import-not-at-top
+
+    compiles = []
+
+    def count(event, seconds, **_):
+        del seconds
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(event)
+
+    monitoring.register_event_duration_secs_listener(count)
+    try:
+        _check_made_envs(compiles)
+    finally:
+        monitoring.unregister_event_duration_listener(count)
+
+
+def _check_made_envs(compiles):
+    env = games.make("connect_four")
+    assert games.make("connect_four") is env and games.make("nim", heaps=(1, 2)) is games.make("nim", heaps=(1, 2))
+    assert games.make("nim", heaps=[1, 2]).initial_heaps == (1, 2)  # an unhashable option: an env of its own
+    raw = games.get("connect_four").make()
+    batch = 7  # a batch no other test steps, so no primitive is compiled for it yet
+    keys = jax.random.split(jax.random.PRNGKey(5), batch)
+    actions = jnp.arange(batch, dtype=jnp.int32)
+    raw_states = jax.vmap(raw.init)(keys)
+    start = len(compiles)
+    raw_next = jax.vmap(raw.step)(raw_states, actions)
+    raw_compiles = len(compiles) - start
+    states = jax.vmap(env.init)(keys)
+    start = len(compiles)
+    nxt = jax.vmap(env.step)(states, actions)
+    assert len(compiles) - start <= 1 < raw_compiles, (len(compiles) - start, raw_compiles)
+    for ours, theirs in zip(jax.tree.leaves((states, nxt)), jax.tree.leaves((raw_states, raw_next))):
+        np.testing.assert_array_equal(ours, theirs)
+    single = env.step(env.init(keys[0]), 3)  # a single game and a Python int action, as with pgx
+    np.testing.assert_array_equal(single.legal_action_mask, raw.step(raw.init(keys[0]), 3).legal_action_mask)
+
+
 # ------------------------------------------------------------------ Othello from the rules
 
 _DIRECTIONS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))

@@ -16,8 +16,10 @@ Every env follows pgx's contract (``pgx.core.Env``): ``env.init(key) -> State``,
 15
 """
 
+import functools
 from typing import Any, Tuple, Union
 
+import jax
 import pgx.core
 
 from azdb_jax.envs.board_interop import BoardGame
@@ -58,13 +60,38 @@ def make(env_id: str, **options) -> pgx.core.Env:
     ``chess`` and ``gardner_chess`` are pgx's games with their known traps fixed (see
     ``azdb_jax.envs.chess`` and ``azdb_jax.envs.gardner``); ``chess`` takes
     ``max_pieces=16``; ``nim`` takes ``heaps=(1, 3, 5, 7, 9)``; the other games take no
-    options.
+    options. Envs hold no state: every call with the same game and options returns the same
+    env, whose ``init`` and ``step`` are jitted (see ``_made``).
     """
     game = get(env_id)
+    key = tuple(sorted(options.items()))
     try:
-        return game.make(**options)
+        try:
+            hash(key)
+        except TypeError:  # an unhashable option value (a list): an env of its own
+            return _jitted(game.make(**options))
+        return _made(game.id, key)
     except TypeError as e:
         raise ValueError(f"bad options for env '{env_id}': {e}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _made(env_id: str, options: Tuple[Tuple[str, Any], ...]) -> pgx.core.Env:
+    """One env per game and options (envs hold no state), its ``init`` and ``step`` jitted.
+
+    Called outside a jitted program (a notebook, a test, a host loop; alone or under
+    ``jax.vmap``), pgx's ``init``/``step`` would run primitive by primitive and compile each
+    of their hundreds of primitives separately, about 8x longer for Gardner's or chess's first
+    batched init and steps than one program each (``benchmarks/env_dispatch.py``,
+    docs/performance.md). Inside a jitted program the jitted methods trace into it as before.
+    """
+    return _jitted(get(env_id).make(**dict(options)))
+
+
+def _jitted(env: pgx.core.Env) -> pgx.core.Env:
+    env.init = jax.jit(env.init)
+    env.step = jax.jit(env.step)
+    return env
 
 
 def make_from_config(env_config: Any) -> pgx.core.Env:
