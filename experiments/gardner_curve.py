@@ -69,7 +69,7 @@ def random_starts(count: int, plies: int, seed: int) -> List[str]:
     from azdb_jax import games  # pylint: disable=g-import-not-at-top
 
     env, rng = games.make("gardner_chess"), np.random.default_rng(seed)
-    step = jax.jit(env.step)
+    step = env.step
     fens = []
     while len(fens) < count:
         state = env.init(jax.random.PRNGKey(0))

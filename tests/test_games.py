@@ -100,7 +100,8 @@ def _check_made_envs(compiles):
     for ours, theirs in zip(jax.tree.leaves((states, nxt)), jax.tree.leaves((raw_states, raw_next))):
         np.testing.assert_array_equal(ours, theirs)
     single = env.step(env.init(keys[0]), 3)  # a single game and a Python int action, as with pgx
-    np.testing.assert_array_equal(single.legal_action_mask, raw.step(raw.init(keys[0]), 3).legal_action_mask)
+    for ours, theirs in zip(jax.tree.leaves(single), jax.tree.leaves(raw.step(raw.init(keys[0]), 3))):
+        np.testing.assert_array_equal(ours, theirs)
 
 
 # ------------------------------------------------------------------ Othello from the rules

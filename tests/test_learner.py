@@ -131,7 +131,7 @@ def test_history_dropout_drops_exactly_the_history_planes_at_the_rate():
 def test_history_dropout_matches_pgx_history_free_observation():
     """A game's first observation has no history: dropping it changes nothing."""
     env = games.make("chess")
-    obs = jax.jit(env.init)(jax.random.PRNGKey(0)).observation[None]
+    obs = env.init(jax.random.PRNGKey(0)).observation[None]
     out = learner.history_dropout(obs, jax.random.PRNGKey(1), rate=1.0)
     np.testing.assert_array_equal(out, obs)
     with pytest.raises(ValueError, match="chess observations"):

@@ -52,7 +52,7 @@ def _play(env_id, moves, **options):
     """A single state after ``moves`` from the initial position (pgx picks the seat)."""
     env = games.make(env_id, **options)
     state = env.init(jax.random.PRNGKey(0))
-    step = jax.jit(env.step)
+    step = env.step
     for action in moves:
         state = step(state, action)
     assert not bool(state.terminated)
@@ -231,7 +231,7 @@ def test_minimax_over_legal_moves_matches_brute_force_on_gardner_chess():
     positions = [mate_in_one]
     key = jax.random.PRNGKey(0)
     state = env.init(key)
-    step = jax.jit(env.step)
+    step = env.step
     for ply in range(36):  # positions along a random game, where mates and threats appear
         key, sub = jax.random.split(key)
         state = step(state, jax.random.categorical(sub, jnp.where(state.legal_action_mask, 0.0, -1e9)))

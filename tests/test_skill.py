@@ -70,7 +70,7 @@ def _gardner_piece_at(fen: str, square: str) -> int:
 def test_gardner_piece_types_match_the_fen():
     env = games_lib.make("gardner_chess")
     types_fn = jax.jit(lambda s: frameworks.action_piece_types(env, s))
-    step = jax.jit(env.step)
+    step = env.step
     state = env.init(jax.random.PRNGKey(0))
     rng = np.random.default_rng(1)
     for _ in range(30):
