@@ -9,6 +9,7 @@ tests that need data are skipped, unless ``AZDB_REQUIRE_DATA=1`` (CI sets it), i
 which case they fail.
 """
 
+import contextlib
 import json
 import os
 import pathlib
@@ -98,6 +99,26 @@ if _COMPILE_LOG:
     from jax import monitoring  # pylint: disable=g-import-not-at-top
 
     monitoring.register_event_duration_secs_listener(_count_compile_event)
+
+
+@contextlib.contextmanager
+def counted_compiles():
+    """Yields a list that gets one entry for every program XLA compiles inside the block
+    (persistent-cache hits compile nothing)."""
+    from jax import monitoring  # pylint: disable=g-import-not-at-top
+
+    compiles = []
+
+    def count(event, seconds, **_):
+        del seconds
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(event)
+
+    monitoring.register_event_duration_secs_listener(count)
+    try:
+        yield compiles
+    finally:
+        monitoring.unregister_event_duration_listener(count)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -11,6 +11,7 @@ import pytest
 from azdb_jax import adjudication, features, games, opponents, search, search_state
 from azdb_jax.config import EnvConfig
 from azdb_jax.games import othello
+from conftest import counted_compiles  # pylint: disable=g-bad-import-order
 
 
 @pytest.mark.parametrize("game", games.REGISTRY, ids=lambda g: g.id)
@@ -65,23 +66,6 @@ def test_made_envs_step_as_pgx_in_one_program_outside_jit():
     """``games.make``'s env is one instance per game and options whose ``init``/``step`` run
     as one compiled program each when called outside ``jax.jit`` (pgx's methods compile
     every primitive on its own there), with pgx's states."""
-    from jax import monitoring  # pylint: disable=g-import-not-at-top
-
-    compiles = []
-
-    def count(event, seconds, **_):
-        del seconds
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(event)
-
-    monitoring.register_event_duration_secs_listener(count)
-    try:
-        _check_made_envs(compiles)
-    finally:
-        monitoring.unregister_event_duration_listener(count)
-
-
-def _check_made_envs(compiles):
     env = games.make("connect_four")
     assert games.make("connect_four") is env and games.make("nim", heaps=(1, 2)) is games.make("nim", heaps=(1, 2))
     assert games.make("nim", heaps=[1, 2]).initial_heaps == (1, 2)  # an unhashable option: an env of its own
@@ -89,14 +73,12 @@ def _check_made_envs(compiles):
     batch = 7  # a batch no other test steps, so no primitive is compiled for it yet
     keys = jax.random.split(jax.random.PRNGKey(5), batch)
     actions = jnp.arange(batch, dtype=jnp.int32)
-    raw_states = jax.vmap(raw.init)(keys)
-    start = len(compiles)
-    raw_next = jax.vmap(raw.step)(raw_states, actions)
-    raw_compiles = len(compiles) - start
-    states = jax.vmap(env.init)(keys)
-    start = len(compiles)
-    nxt = jax.vmap(env.step)(states, actions)
-    assert len(compiles) - start <= 1 < raw_compiles, (len(compiles) - start, raw_compiles)
+    raw_states, states = jax.vmap(raw.init)(keys), jax.vmap(env.init)(keys)
+    with counted_compiles() as raw_compiles:
+        raw_next = jax.vmap(raw.step)(raw_states, actions)
+    with counted_compiles() as compiles:
+        nxt = jax.vmap(env.step)(states, actions)
+    assert len(compiles) <= 1 < len(raw_compiles), (len(compiles), len(raw_compiles))
     for ours, theirs in zip(jax.tree.leaves((states, nxt)), jax.tree.leaves((raw_states, raw_next))):
         np.testing.assert_array_equal(ours, theirs)
     single = env.step(env.init(keys[0]), 3)  # a single game and a Python int action, as with pgx

@@ -9,6 +9,7 @@ import pytest
 
 from azdb_jax import games
 from azdb_jax import networks
+from conftest import counted_compiles  # pylint: disable=g-bad-import-order
 
 TINY = networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8)
 NUM_PLAYERS = 4
@@ -44,25 +45,13 @@ def observations():
 def test_init_is_flax_init_of_the_module_as_one_program():
     """``init`` draws exactly the parameters flax's ``Module.init`` draws called as it is (op by
     op), for a [H, W, C] or a [B, H, W, C] example, and compiles one program per shape."""
-    from jax import monitoring  # pylint: disable=g-import-not-at-top
-
     config = dataclasses.replace(TINY, channels=3)  # a shape no other test initialises
     net = networks.make_network(config, num_actions=9, num_players=2)
     module = networks._AZNet(config=config, num_actions=9, num_players=2, value_d_opponent=False)  # pylint: disable=protected-access
     key = jax.random.PRNGKey(11)
     examples = jnp.zeros((3, 3, 2), bool), jnp.zeros((1, 3, 3, 2), bool)
-    compiles = []
-
-    def count(event, seconds, **_):
-        del seconds
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(event)
-
-    monitoring.register_event_duration_secs_listener(count)
-    try:
-        single, batched = (net.init(key, example) for example in examples)
-    finally:
-        monitoring.unregister_event_duration_listener(count)
+    with counted_compiles() as compiles:
+        single, batched = [net.init(key, example) for example in examples]
     assert len(compiles) <= 1  # [3, 3, 2] is taken as [1, 3, 3, 2]: one program serves both (0: a cache hit)
     # Flax's own init, op by op (after the count: it compiles each primitive of the draws).
     expected = module.init(key, jnp.zeros((1, 3, 3, 2), jnp.float32), jnp.zeros((1,), jnp.int32))
