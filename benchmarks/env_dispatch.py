@@ -1,13 +1,13 @@
 """What the first env calls outside a jitted program cost: pgx's methods as they are against
 the library's envs (``games.make``: ``init`` and ``step`` jitted).
 
-  python benchmarks/env_dispatch.py [--games=gardner_chess,chess] [--batch=4] [--steps=3]
+  python benchmarks/env_dispatch.py [--game_ids=gardner_chess,chess] [--batch=4] [--plies=3]
 
 A notebook, a test or a host loop that calls ``jax.vmap(env.init)`` and ``jax.vmap(env.step)``
 outside ``jax.jit`` runs them primitive by primitive, and JAX compiles every primitive of the
 game's rules on its own the first time it meets its shapes. Each measurement runs in a fresh
 process with the persistent compilation cache off (compiled primitives are kept per process):
-the first batched init and ``--steps`` random legal steps, then the same calls again, wall
+the first batched init and ``--plies`` random legal steps, then the same calls again, wall
 seconds and the number of programs compiled. Prints one JSON line per game.
 """
 
@@ -19,9 +19,9 @@ import sys
 from absl import app
 from absl import flags
 
-_GAMES = flags.DEFINE_list("games", ["gardner_chess", "chess"], "games to measure (registry ids)")
+_GAME_IDS = flags.DEFINE_list("game_ids", ["gardner_chess", "chess"], "games to measure (registry ids)")
 _BATCH = flags.DEFINE_integer("batch", 4, "games stepped side by side")
-_STEPS = flags.DEFINE_integer("steps", 3, "random legal steps after the init")
+_PLIES = flags.DEFINE_integer("plies", 3, "random legal steps after the init")
 
 # Run in a child process: ``argv`` = game, "pgx" | "library", batch, steps.
 _CHILD = r"""
@@ -64,10 +64,10 @@ def measure(game: str, kind: str, batch: int, steps: int) -> dict:
 
 def main(argv):
     del argv
-    for game in _GAMES.value:
-        pgx_calls = measure(game, "pgx", _BATCH.value, _STEPS.value)
-        library = measure(game, "library", _BATCH.value, _STEPS.value)
-        print(json.dumps(dict(game=game, batch=_BATCH.value, steps=_STEPS.value, pgx=pgx_calls, library=library,
+    for game in _GAME_IDS.value:
+        pgx_calls = measure(game, "pgx", _BATCH.value, _PLIES.value)
+        library = measure(game, "library", _BATCH.value, _PLIES.value)
+        print(json.dumps(dict(game=game, batch=_BATCH.value, plies=_PLIES.value, pgx=pgx_calls, library=library,
                               first_call_ratio=round(pgx_calls["first_s"] / library["first_s"], 2))), flush=True)
 
 

@@ -129,7 +129,7 @@ def test_expector_profile_counts_the_pairs_it_looks_ahead_from():
 
 
 def test_env_dispatch_counts_the_programs_an_eager_step_compiles():
-    report = _run("env_dispatch.py", "--games=tic_tac_toe", "--batch=2", "--steps=1")
+    report = _run("env_dispatch.py", "--game_ids=tic_tac_toe", "--batch=2", "--plies=1")
     assert report["game"] == "tic_tac_toe" and report["batch"] == 2
     pgx_calls, library = report["pgx"], report["library"]
     # pgx's methods compile each primitive; the library's env one program for init and one for step
