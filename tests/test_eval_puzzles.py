@@ -277,14 +277,13 @@ def test_stub_values_on_hand_solved_positions():
 # and a small exploration constant (the stub's prior carries no information).
 MATE_SEARCH = search.SearchConfig(num_simulations=64, unvisited_q=1.0, pb_c_init=0.1)
 # Puzzles of the test: the mateIn1 and the first 7 mateIn2 of the file (one batch per step).
-# Not all 165: on 14 of them this search plays a first move that is not a forced mate in 2
-# (docs/results.md, "Mate puzzles with a mate-aware stub network"). On VC5cS, after the key
-# move and the one reply, the search tries the moves of the next position one by one
-# (unvisited_q = +1, uniform prior); those it tried let the opponent mate, and their -1s, averaged into
-# the key move's Q, outweigh its stub value of +0.9 at 64 simulations. The full-width tree
-# the test once ran on solved all 165 only because it also visited illegal actions at inner
-# nodes, which pgx scores as a loss for their mover; the compact tree's slots hold legal
-# moves only.
+# Not all 165: 14 are missed in some column (docs/results.md, "Mate puzzles with a
+# mate-aware stub network"). On VC5cS, after the key move and the one reply, the search
+# tries the moves of the next position one by one (unvisited_q = +1, uniform prior); those
+# it tried let the opponent mate, and their -1s, averaged into the key move's Q, outweigh
+# its stub value of +0.9 at 64 simulations. The full-width tree the test once ran on solved
+# VC5cS only by visiting the opponent's illegal actions there, which pgx scores as losses
+# for their mover; the compact tree's slots hold legal moves only.
 MATE_SUBSET = 8
 
 
