@@ -224,8 +224,7 @@ def dirichlet_noised_logits(rng_key: Array, prior_logits: Array, legal: Array, *
     the move's action id (so a move's draw does not depend on which others are drawn).
     ``num_candidates = K`` draws only for the moves a K-slot search holds
     (``tree_search.legal_slots``: every legal move, or the K of highest prior when there
-    are more): K Gamma draws per position instead of A (on chess's 4,672 actions the
-    full-width draw cost about a tenth of a self-play ply). Consumes the key.
+    are more): K Gamma draws per position instead of A (4,672 on chess). Consumes the key.
     """
     batch, num_actions = prior_logits.shape
     k = num_actions if num_candidates is None else min(num_candidates, num_actions)

@@ -104,7 +104,8 @@ def chess_features(board: chess.Board) -> List[int]:
     """The terms of ``FEATURES`` (without tempo) of a chess board, White minus Black.
 
     Attack sets come from python-chess's precomputed tables (its ``attacks_mask``,
-    inlined: the evaluation is most of the search's time, ``docs/performance.md``)."""
+    inlined: on chess this function is the search's largest single function in the profile of
+    ``docs/performance.md``, "Where the classical search's time goes")."""
     occupied = board.occupied
     pawns_all, knights, bishops, rooks, queens = board.pawns, board.knights, board.bishops, board.rooks, board.queens
     diagonal = bishops | queens
