@@ -38,6 +38,14 @@ import jax.numpy as jnp
 Array = jax.Array
 Params = Any
 
+# XLA options for a program that runs once per run (fresh parameters, a trainer's first
+# state): LLVM's optimisations off. Such a program's compile is what costs: a Gardner
+# chess trainer's first state compiles in 2.8 s instead of 6.7 s (CPU seconds) and then
+# runs in 0.09 s instead of 0.02 s (docs/performance.md, "Programs that run once"). Its
+# draws agree with the default build's to float32's last bit or two, not bit for bit, so
+# a run's initial parameters are those of this option, in every process alike.
+RUN_ONCE_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
+
 LATENT_MODES = ("planes", "film")
 COMPUTE_DTYPES = ("float32", "bfloat16")
 
@@ -235,7 +243,8 @@ def make_network(config: NetworkConfig, *, num_actions: int, num_players: int,
     def init_program(shape):
         # One program: called eagerly, flax's initialisers would compile each parameter
         # shape's random draw on its own.
-        return jax.jit(lambda key: module.init(key, jnp.zeros(shape, jnp.float32), jnp.zeros(shape[:1], jnp.int32)))
+        return jax.jit(lambda key: module.init(key, jnp.zeros(shape, jnp.float32), jnp.zeros(shape[:1], jnp.int32)),
+                       compiler_options=RUN_ONCE_COMPILER_OPTIONS)
 
     def init(rng_key: Array, obs_example: Any) -> Params:
         """Initial parameters; consumes ``rng_key``. Only the shape of obs_example is read."""
@@ -244,6 +253,8 @@ def make_network(config: NetworkConfig, *, num_actions: int, num_players: int,
             shape = (1,) + shape
         if len(shape) != 4:
             raise ValueError(f"obs_example must be [H, W, C] or [B, H, W, C], got shape {shape}")
+        if isinstance(rng_key, jax.core.Tracer):  # inside a caller's program: part of it
+            return module.init(rng_key, jnp.zeros(shape, jnp.float32), jnp.zeros(shape[:1], jnp.int32))
         return init_program(shape)(rng_key)
 
     def apply(params: Params, obs: Array, player: Array) -> NetOutput:

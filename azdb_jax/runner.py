@@ -21,7 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
-from azdb_jax import adjudication, arena, checkpoint, distributed, games, opponents, sharding, start_positions, trainer
+from azdb_jax import (adjudication, arena, checkpoint, distributed, games, networks, opponents, sharding,
+                      start_positions, trainer)
 from azdb_jax import config as config_lib
 from azdb_jax import search as search_lib
 from azdb_jax.files import write_atomic
@@ -264,7 +265,7 @@ def programs(config: config_lib.TrainConfig, workdir=None) -> Programs:
     kept = Programs(
         components=components, abstract=abstract, shardings=shardings,
         init=jax.jit(functools.partial(trainer.init_trainer, components, window=abstract.pending),
-                     out_shardings=shardings),
+                     out_shardings=shardings, compiler_options=networks.RUN_ONCE_COMPILER_OPTIONS),
         graph=jax.jit(components.graph_fn),
         selfplay=jax.jit(functools.partial(trainer.selfplay_phase, components),
                          in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0),
