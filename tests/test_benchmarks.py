@@ -163,3 +163,17 @@ def test_suite_compiles_counts_each_tests_compiles_in_its_own_record(tmp_path):
                               "--top=2"], capture_output=True, text=True, timeout=120)
     assert summary.returncode == 0, summary.stderr
     assert summary.stdout.startswith("3 tests in 1 files:") and "1 compiles" in summary.stdout
+
+
+def test_program_compiles_builds_each_program_twice_and_compares_their_outputs():
+    # The second build takes the options a run's init is compiled with; the two builds must draw
+    # the same state bit for bit (what RUN_ONCE_COMPILER_OPTIONS promises).
+    report = _run("program_compiles.py", "--recipe=tic_tac_toe", "--programs=init", "--repeats=1")
+    assert report["config"] == "recipe:tic_tac_toe" and list(report["programs"]) == ["init"]
+    assert report["options"] == networks.RUN_ONCE_COMPILER_OPTIONS
+    init = report["programs"]["init"]
+    assert init["bitwise_equal"] is True
+    for build in ("default", "options"):
+        assert init[build]["compile_cpu_s"] > 0 and init[build]["run_cpu_s"] > 0
+    assert init["compile_cpu_ratio"] == pytest.approx(
+        init["options"]["compile_cpu_s"] / init["default"]["compile_cpu_s"], rel=0.01, abs=0.002)
