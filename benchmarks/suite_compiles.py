@@ -11,11 +11,24 @@ fixture's compiles count for the test that first needs it): wall and CPU seconds
 the number and seconds of XLA compiles, jaxpr traces, lowerings and persistent-cache hits
 JAX reported there. Notebook kernels and subprocesses report nothing here; their time
 shows only as wall and in the pytest durations.
+
+Two further views of the same run:
+
+- ``--marked=FILE``: the node ids of a marker's tests, one per line (``python -m pytest
+  --collect-only -q -o addopts= -m slow | grep :: > FILE``); the totals are split into
+  those tests and the others.
+- ``--cache=DIR``: the run's ``JAX_COMPILATION_CACHE_DIR``. Every process of the run that
+  compiled a program above the cache's threshold wrote an entry there (subprocesses and
+  notebook kernels included), each holding its compile time in whole seconds; summed here
+  per program name (``jit_<function>``). The times are truncated to whole seconds, so
+  the sum lies between the printed value and that plus one second per entry.
 """
 
 import collections
 import glob
 import json
+import os
+import zlib
 from typing import Dict, List
 
 from absl import app, flags
@@ -23,6 +36,8 @@ from absl import app, flags
 _LOG = flags.DEFINE_string("log", None, "AZDB_TEST_COMPILE_LOG of the run (its FILE.<worker> files are read).",
                            required=True)
 _TOP = flags.DEFINE_integer("top", 20, "Rows of the per-test table.", lower_bound=1)
+_MARKED = flags.DEFINE_string("marked", None, "File of node ids (one per line) whose totals are shown apart.")
+_CACHE = flags.DEFINE_string("cache", None, "The run's persistent compilation cache folder, summed per program.")
 
 FIELDS = ("wall_s", "cpu_s", "compile", "compile_s", "trace", "trace_s", "lower_s", "cache_hit")
 
@@ -59,6 +74,59 @@ def _table(rows, names) -> str:
     return "\n".join(lines)
 
 
+def read_marked(path: str) -> set:
+    """Node ids listed in ``path``, one per line (blank lines and pytest's summary lines skipped)."""
+    with open(path) as f:
+        return {line.strip() for line in f if "::" in line}
+
+
+def split_by_marked(records: List[Dict], marked: set) -> Dict[str, Dict[str, float]]:
+    """``FIELDS`` summed over the records of ``marked`` tests and over the others, with counts."""
+    parts = {name: dict.fromkeys(("tests", *FIELDS), 0.0) for name in ("marked", "others")}
+    for r in records:
+        part = parts["marked" if r["test"] in marked else "others"]
+        part["tests"] += 1
+        for k in FIELDS:
+            part[k] += r.get(k, 0.0)
+    return parts
+
+
+_TIME_BYTES = 4  # an entry: compile seconds (big-endian int) then the serialized executable, compressed
+
+
+def _decompress(data: bytes, path: str) -> bytes:
+    try:
+        return zlib.decompress(data)
+    except zlib.error:
+        pass
+    try:
+        import zstandard  # pylint: disable=g-import-not-at-top
+    except ImportError:
+        raise ValueError(f"{path}: not a zlib stream, and zstandard is not installed to try it") from None
+    try:
+        return zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 34)
+    except zstandard.ZstdError as e:
+        raise ValueError(f"{path}: neither a zlib nor a zstandard stream ({e})") from None
+
+
+def read_cache(folder: str) -> Dict[str, Dict[str, int]]:
+    """Per program name (the entry's name up to its hash): entries and their compile seconds."""
+    names = sorted(n for n in os.listdir(folder) if n.endswith("-cache"))
+    if not names:
+        raise FileNotFoundError(f"{folder}: no cache entries (*-cache)")
+    programs: Dict[str, Dict[str, int]] = collections.defaultdict(lambda: {"entries": 0, "compile_s": 0})
+    for name in names:
+        path = os.path.join(folder, name)
+        with open(path, "rb") as f:
+            entry = _decompress(f.read(), path)
+        if len(entry) < _TIME_BYTES:
+            raise ValueError(f"{path}: an entry of {len(entry)} bytes holds no compile time")
+        row = programs[name[:-len("-cache")].rsplit("-", 1)[0]]
+        row["entries"] += 1
+        row["compile_s"] += int.from_bytes(entry[:_TIME_BYTES], "big")
+    return dict(programs)
+
+
 def main(argv):
     del argv
     records = read(_LOG.value)
@@ -73,6 +141,21 @@ def main(argv):
     print(f"\nthe {_TOP.value} tests with the most compile + trace seconds:")
     print(_table(tests, sorted(tests, key=lambda t: -(tests[t].get("compile_s", 0) + tests[t].get("trace_s", 0)))
                  [:_TOP.value]))
+    if _MARKED.value:
+        parts = split_by_marked(records, read_marked(_MARKED.value))
+        print(f"\nthe tests listed in {_MARKED.value} and the others:")
+        print(_table(parts, ["marked", "others"]).replace("| name |", "| part |"))
+        print(" ".join(f"{name}: {parts[name]['tests']:.0f} tests, {parts[name]['wall_s'] / max(total['wall_s'], 1e-9):.0%} "
+                       "of the wall seconds." for name in parts))
+    if _CACHE.value:
+        programs = read_cache(_CACHE.value)
+        entries = sum(p["entries"] for p in programs.values())
+        seconds = sum(p["compile_s"] for p in programs.values())
+        print(f"\n{entries} cache entries of {len(programs)} program names: {seconds}-{seconds + entries} s of compile "
+              "(whole seconds, truncated); by compile seconds:")
+        print("| program | entries | compile_s |\n|---|---|---|")
+        for name in sorted(programs, key=lambda n: -programs[n]["compile_s"])[:_TOP.value]:
+            print(f"| {name} | {programs[name]['entries']} | {programs[name]['compile_s']} |")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import zlib
 
 import jax
 import jax.numpy as jnp
@@ -147,8 +148,9 @@ def test_suite_compiles_counts_each_tests_compiles_in_its_own_record(tmp_path):
         "def test_reuses_the_compiled_program():\n    assert float(f(np.float32(2.0))) == 5.0\n"
         "def test_compiles_nothing():\n    assert 1 + 1 == 2\n")
     log = tmp_path / "compiles"
+    # Threshold 0: the one program is written to the cache, as the suite's longer ones are.
     env = dict(os.environ, AZDB_TEST_COMPILE_LOG=str(log), JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=str(REPO / "tests"))
+               JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0", PYTHONPATH=str(REPO / "tests"))
     env.pop("PYTEST_XDIST_WORKER", None)  # one record file, compiles.main
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
                           "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path / "test_two.py")],
@@ -163,6 +165,37 @@ def test_suite_compiles_counts_each_tests_compiles_in_its_own_record(tmp_path):
                               "--top=2"], capture_output=True, text=True, timeout=120)
     assert summary.returncode == 0, summary.stderr
     assert summary.stdout.startswith("3 tests in 1 files:") and "1 compiles" in summary.stdout
+
+    # --marked splits the totals; --cache reads the entries JAX wrote (here: the one program,
+    # compiled in well under a second, so 0 whole seconds).
+    test_id = next(r for r in records.values() if r["test"].endswith("::test_compiles_once"))["test"]
+    (tmp_path / "marked").write_text(f"{test_id}\n\n1 test collected\n")
+    summary = subprocess.run([sys.executable, str(REPO / "benchmarks" / "suite_compiles.py"), f"--log={log}",
+                              f"--marked={tmp_path / 'marked'}", f"--cache={tmp_path / 'cache'}"],
+                             capture_output=True, text=True, timeout=120)
+    assert summary.returncode == 0, summary.stderr
+    assert "marked: 1 tests, " in summary.stdout and "others: 2 tests, " in summary.stdout
+    assert "1 cache entries of 1 program names: 0-1 s" in summary.stdout
+    assert "| jit__lambda | 1 | 0 |" in summary.stdout
+
+
+def test_suite_compiles_sums_the_compile_seconds_written_in_cache_entries(tmp_path):
+    # Entries laid out as JAX writes them: the compile time in 4 big-endian bytes, then the
+    # executable, compressed; names are the program's name, a hash and "-cache".
+    import suite_compiles  # pylint: disable=g-import-not-at-top
+
+    for name, seconds in (("jit_selfplay_phase-aa", 12), ("jit_selfplay_phase-bb", 7), ("jit__lambda-cc", 3)):
+        (tmp_path / f"{name}-cache").write_bytes(zlib.compress(seconds.to_bytes(4, "big") + b"executable bytes"))
+    (tmp_path / "unrelated.txt").write_text("not an entry")
+    assert suite_compiles.read_cache(str(tmp_path)) == {"jit_selfplay_phase": {"entries": 2, "compile_s": 19},
+                                                        "jit__lambda": {"entries": 1, "compile_s": 3}}
+    (tmp_path / "jit_broken-dd-cache").write_bytes(b"not compressed")
+    with pytest.raises(ValueError, match="jit_broken-dd-cache"):
+        suite_compiles.read_cache(str(tmp_path))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match="no cache entries"):
+        suite_compiles.read_cache(str(empty))
 
 
 def test_program_compiles_builds_each_program_twice_and_compares_their_outputs():
