@@ -15,17 +15,6 @@ import os
 import pathlib
 import tempfile
 
-# ``AZDB_TEST_PIN_WORKERS=1``: with as many xdist workers as the process may use cores, each
-# worker (and every process it starts: scripts, notebook kernels, engines) runs on a core
-# of its own. XLA sizes its thread pools by the cores a process may use, so a worker's
-# programs then run on one thread instead of competing with the other worker for both
-# cores. Set before JAX creates its backend.
-_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-if (os.environ.get("AZDB_TEST_PIN_WORKERS") == "1" and _WORKER.startswith("gw") and hasattr(os, "sched_setaffinity")):
-    _CORES = sorted(os.sched_getaffinity(0))
-    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")) == len(_CORES) > 1:
-        os.sched_setaffinity(0, {_CORES[int(_WORKER[2:]) % len(_CORES)]})
-
 # XLA compiles the tests' programs with its default optimisations. ``AZDB_TEST_XLA_UNOPTIMIZED=1``
 # turns LLVM's optimisations off in the test processes (and the notebooks, scripts and engines they
 # start, which inherit the environment): programs compile 20-50 % faster and run up to ~3x
