@@ -182,20 +182,30 @@ def test_suite_compiles_counts_each_tests_compiles_in_its_own_record(tmp_path):
 def test_suite_compiles_sums_the_compile_seconds_written_in_cache_entries(tmp_path):
     # Entries laid out as JAX writes them: the compile time in 4 big-endian bytes, then the
     # executable, compressed; names are the program's name, a hash and "-cache".
-    import suite_compiles  # pylint: disable=g-import-not-at-top
-
+    cache = tmp_path / "cache"
+    cache.mkdir()
     for name, seconds in (("jit_selfplay_phase-aa", 12), ("jit_selfplay_phase-bb", 7), ("jit__lambda-cc", 3)):
-        (tmp_path / f"{name}-cache").write_bytes(zlib.compress(seconds.to_bytes(4, "big") + b"executable bytes"))
-    (tmp_path / "unrelated.txt").write_text("not an entry")
-    assert suite_compiles.read_cache(str(tmp_path)) == {"jit_selfplay_phase": {"entries": 2, "compile_s": 19},
-                                                        "jit__lambda": {"entries": 1, "compile_s": 3}}
-    (tmp_path / "jit_broken-dd-cache").write_bytes(b"not compressed")
-    with pytest.raises(ValueError, match="jit_broken-dd-cache"):
-        suite_compiles.read_cache(str(tmp_path))
+        (cache / f"{name}-cache").write_bytes(zlib.compress(seconds.to_bytes(4, "big") + b"executable bytes"))
+    (cache / "unrelated.txt").write_text("not an entry")
+    (tmp_path / "compiles.gw0").write_text(json.dumps({"test": "tests/test_a.py::test_one", "wall_s": 1.0}) + "\n")
+
+    def summary(folder):
+        return subprocess.run([sys.executable, str(REPO / "benchmarks" / "suite_compiles.py"),
+                               f"--log={tmp_path / 'compiles'}", f"--cache={folder}"],
+                              capture_output=True, text=True, timeout=120)
+
+    result = summary(cache)
+    assert result.returncode == 0, result.stderr
+    assert "3 cache entries of 2 program names: 22-25 s" in result.stdout
+    table = result.stdout.split("| program | entries | compile_s |")[1]
+    assert table.index("| jit_selfplay_phase | 2 | 19 |") < table.index("| jit__lambda | 1 | 3 |")
+    (cache / "jit_broken-dd-cache").write_bytes(b"not compressed")
+    result = summary(cache)
+    assert result.returncode != 0 and "jit_broken-dd-cache" in result.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(FileNotFoundError, match="no cache entries"):
-        suite_compiles.read_cache(str(empty))
+    result = summary(empty)
+    assert result.returncode != 0 and "no cache entries" in result.stderr
 
 
 def test_program_compiles_builds_each_program_twice_and_compares_their_outputs():
