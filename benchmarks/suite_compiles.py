@@ -28,7 +28,6 @@ import collections
 import glob
 import json
 import os
-import zlib
 from typing import Dict, List
 
 from absl import app, flags
@@ -91,26 +90,11 @@ def split_by_marked(records: List[Dict], marked: set) -> Dict[str, Dict[str, flo
     return parts
 
 
-_TIME_BYTES = 4  # an entry: compile seconds (big-endian int) then the serialized executable, compressed
-
-
-def _decompress(data: bytes, path: str) -> bytes:
-    try:
-        return zlib.decompress(data)
-    except zlib.error:
-        pass
-    try:
-        import zstandard  # pylint: disable=g-import-not-at-top
-    except ImportError:
-        raise ValueError(f"{path}: not a zlib stream, and zstandard is not installed to try it") from None
-    try:
-        return zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 34)
-    except zstandard.ZstdError as e:
-        raise ValueError(f"{path}: neither a zlib nor a zstandard stream ({e})") from None
-
-
 def read_cache(folder: str) -> Dict[str, Dict[str, int]]:
-    """Per program name (the entry's name up to its hash): entries and their compile seconds."""
+    """Per program name (the entry's name up to its hash): entries and their compile seconds,
+    each entry read with JAX's own decompression and layout (``jax._src.compilation_cache``)."""
+    from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top  (JAX only for --cache)
+
     names = sorted(n for n in os.listdir(folder) if n.endswith("-cache"))
     if not names:
         raise FileNotFoundError(f"{folder}: no cache entries (*-cache)")
@@ -118,12 +102,14 @@ def read_cache(folder: str) -> Dict[str, Dict[str, int]]:
     for name in names:
         path = os.path.join(folder, name)
         with open(path, "rb") as f:
-            entry = _decompress(f.read(), path)
-        if len(entry) < _TIME_BYTES:
-            raise ValueError(f"{path}: an entry of {len(entry)} bytes holds no compile time")
+            data = f.read()
+        try:
+            _, seconds = compilation_cache.extract_executable_and_time(compilation_cache.decompress_executable(data))
+        except Exception as e:  # pylint: disable=broad-except  (zlib, zstandard or zstd, whichever JAX uses)
+            raise ValueError(f"{path}: not a JAX cache entry ({type(e).__name__}: {e})") from None
         row = programs[name[:-len("-cache")].rsplit("-", 1)[0]]
         row["entries"] += 1
-        row["compile_s"] += int.from_bytes(entry[:_TIME_BYTES], "big")
+        row["compile_s"] += seconds
     return dict(programs)
 
 

@@ -12,7 +12,6 @@ import os
 import pathlib
 import subprocess
 import sys
-import zlib
 
 import jax
 import jax.numpy as jnp
@@ -180,12 +179,15 @@ def test_suite_compiles_counts_each_tests_compiles_in_its_own_record(tmp_path):
 
 
 def test_suite_compiles_sums_the_compile_seconds_written_in_cache_entries(tmp_path):
-    # Entries laid out as JAX writes them: the compile time in 4 big-endian bytes, then the
-    # executable, compressed; names are the program's name, a hash and "-cache".
+    # Entries laid out by hand as JAX documents them: the compile time in 4 big-endian bytes,
+    # then the executable, compressed with JAX's codec; named program-hash-cache.
+    from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
+
     cache = tmp_path / "cache"
     cache.mkdir()
     for name, seconds in (("jit_selfplay_phase-aa", 12), ("jit_selfplay_phase-bb", 7), ("jit__lambda-cc", 3)):
-        (cache / f"{name}-cache").write_bytes(zlib.compress(seconds.to_bytes(4, "big") + b"executable bytes"))
+        (cache / f"{name}-cache").write_bytes(
+            compilation_cache.compress_executable(seconds.to_bytes(4, "big") + b"executable bytes"))
     (cache / "unrelated.txt").write_text("not an entry")
     (tmp_path / "compiles.gw0").write_text(json.dumps({"test": "tests/test_a.py::test_one", "wall_s": 1.0}) + "\n")
 
