@@ -17,12 +17,18 @@ in ``azdb_jax.envs`` and is checked per game (``GameResults.in_turn``).
 Policies see one game at a time (vmapped over a batch of one) so that each game keeps
 its own random stream; see ``azdb_jax.opponents`` for the policy interface.
 
+The swap is a roll by half the batch, so row ``r`` of either half always holds pair
+``r`` (in one colour or the other). ``play_each`` relies on it to play A against several
+opponents in one batch: the pairs are laid out in one static block per opponent, A's
+policy runs once per ply on the whole half, and each opponent's policy on its own block
+of rows with its own parameters (each traced once, none run on another's games).
+
 Every game's moves are recorded in game order (``GameResults.actions``), so a game can
 be replayed from its start position and written out (e.g. as PGN,
 ``azdb_jax.evaluation.game_records``).
 """
 
-from typing import Any, Callable, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -122,15 +128,96 @@ def play_games(
       result 0, or the adjudicated result with ``adjudicated`` True; the moves of game
       ``g`` are ``actions[g, :length[g]]``.
     """
+    _check_sizes(num_games, max_plies)
+    half = num_games // 2
+    if pair_keys is None:
+        pair_keys = _keys_of_pairs(rng_key, half)
+    elif pair_keys.shape[0] != half:
+        raise ValueError(f"pair_keys must hold num_games // 2 = {half} keys, got {pair_keys.shape[0]}")
+    return _play_pairs(env, per_game_policy(policy_a), params_a, per_game_policy(policy_b), params_b, pair_keys,
+                       max_plies=max_plies, initial_state=initial_state, adjudicate=adjudicate)
+
+
+def play_each(
+    env: pgx.core.Env,
+    policy_a: Policy,
+    params_a: Any,
+    policies_b: Sequence[Policy],
+    params_b: Sequence[Any],
+    rng_keys: Array,
+    *,
+    num_games: int,
+    max_plies: int,
+    adjudicate: Optional[Callable[[pgx.core.State], Array]] = None,
+) -> GameResults:
+    """Plays A against each of ``K = len(policies_b)`` opponents, ``num_games`` games each, in one batch.
+
+    Match ``j`` is ``play_games(env, policy_a, params_a, policies_b[j], params_b[j],
+    rng_keys[j], num_games=num_games, max_plies=max_plies, adjudicate=adjudicate)`` game for
+    game, since a game depends only on its pair's key: the ``K * num_games / 2`` pairs are
+    one batch in ``play_games``' layout, in static blocks of ``num_games / 2`` pairs, block
+    ``j`` opponent ``j``'s. Each ply A's policy runs once on the half of the whole batch
+    where A is to move, and opponent ``j``'s policy on its own block of the other half only
+    (row ``r`` of a half is always pair ``r``, see the module docstring), with
+    ``params_b[j]``. Jit-friendly like ``play_games``: one program, in which A's policy and
+    each opponent's are traced once.
+
+    Args:
+      env, policy_a, params_a: as for ``play_games``.
+      policies_b: the opponents, a sequence of policies (static).
+      params_b: their parameters, one pytree per opponent (``None`` for fixed ones).
+      rng_keys: ``[K]`` keys, ``rng_keys[j]`` match ``j``'s ``rng_key`` (pair ``p`` of it plays
+        with ``fold_in(rng_keys[j], p)``).
+      num_games, max_plies, adjudicate: per match, as for ``play_games``.
+
+    Returns:
+      ``GameResults`` with a leading opponent axis, every field ``[K, num_games, ...]``:
+      entry ``j`` is match ``j``'s, its games in ``play_games``' order.
+    """
+    _check_sizes(num_games, max_plies)
+    count = len(policies_b)
+    if count < 1 or len(params_b) != count or rng_keys.shape[0] != count:
+        raise ValueError(f"policies_b, params_b and rng_keys must hold one entry per opponent (at least one), got "
+                         f"{count}, {len(params_b)} and {rng_keys.shape[0]}")
+    half = num_games // 2
+    pair_keys = jnp.concatenate([_keys_of_pairs(rng_keys[j], half) for j in range(count)])
+    runs = [per_game_policy(policy) for policy in policies_b]
+
+    def run_b(params, keys, states):
+        blocks = []
+        for j, run in enumerate(runs):
+            rows = slice(j * half, (j + 1) * half)
+            blocks.append(run(params[j], keys[rows], jax.tree.map(lambda x, rows=rows: x[rows], states)))
+        return jnp.concatenate([block.astype(jnp.int32) for block in blocks])
+
+    results = _play_pairs(env, per_game_policy(policy_a), params_a, run_b, tuple(params_b), pair_keys,
+                          max_plies=max_plies, initial_state=None, adjudicate=adjudicate)
+
+    def by_opponent(x):  # [2 K H, ...] (A first in all pairs, then A second) -> [K, 2 H, ...]
+        x = x.reshape(2, count, half, *x.shape[1:])
+        return jnp.swapaxes(x, 0, 1).reshape(count, num_games, *x.shape[3:])
+
+    return jax.tree.map(by_opponent, results)
+
+
+def _check_sizes(num_games, max_plies) -> None:
     if not isinstance(num_games, int) or num_games < 2 or num_games % 2:
         raise ValueError(f"num_games must be an even int >= 2 (both colours per start), got {num_games!r}")
     if not isinstance(max_plies, int) or max_plies < 1:
         raise ValueError(f"max_plies must be an int >= 1, got {max_plies!r}")
-    half = num_games // 2
-    if pair_keys is None:
-        pair_keys = jax.vmap(lambda p: jax.random.fold_in(rng_key, p))(jnp.arange(half))
-    elif pair_keys.shape[0] != half:
-        raise ValueError(f"pair_keys must hold num_games // 2 = {half} keys, got {pair_keys.shape[0]}")
+
+
+def _keys_of_pairs(rng_key: Array, half: int) -> Array:
+    """``[half]`` keys, ``fold_in(rng_key, p)`` for pair ``p``."""
+    return jax.vmap(lambda p: jax.random.fold_in(rng_key, p))(jnp.arange(half))
+
+
+def _play_pairs(env, run_a, params_a, run_b, params_b, pair_keys, *, max_plies, initial_state,
+                adjudicate) -> GameResults:
+    """``play_games``' games, a pair per key of ``pair_keys`` [H], with the policies in their
+    batched form (``per_game_policy``); ``run_b`` sees pair ``r`` in row ``r`` of its half."""
+    half = pair_keys.shape[0]
+    num_games = 2 * half
     init_keys, first_keys, second_keys = jnp.moveaxis(jax.vmap(lambda k: jax.random.split(k, 3))(pair_keys), 1, 0)
     if initial_state is None:
         start = jax.vmap(env.init)(init_keys)
@@ -152,7 +239,6 @@ def play_games(
         length=jnp.zeros(num_games, jnp.int32),
         in_turn=jnp.ones(num_games, bool),
     )
-    run_a, run_b = per_game_policy(policy_a), per_game_policy(policy_b)
     a_moves = a_first  # the first half is A's to move, by the layout invariant
 
     def ply(carry, t):
@@ -251,4 +337,4 @@ def summarize(results: GameResults) -> Dict[str, Any]:
     return summary
 
 
-__all__ = ["GameResults", "play_games", "summarize", "per_game_policy"]
+__all__ = ["GameResults", "play_games", "play_each", "summarize", "per_game_policy"]

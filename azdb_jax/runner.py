@@ -14,7 +14,7 @@ import json
 import os
 import pathlib
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -118,6 +118,24 @@ def _save_graph(workdir: pathlib.Path, iteration: int, graph, payoff, name: str)
 # ------------------------------------------------------------------ evaluation
 
 
+class EvaluationGames(NamedTuple):
+    """An evaluator's games: the team player's policy against its opponents, as one program.
+
+    ``play(params_a, params_b, keys [K]) -> arena.GameResults [K, G]`` is the jitted
+    ``arena.play_each`` of ``agent`` (``params_a = (network params, ψ [n, F], player)``)
+    against ``policies``, the opponents named ``opponents`` in that order (``params_b`` a
+    tuple with each one's params: ``None`` for a fixed one, like ``params_a`` for
+    "previous"), ``G`` games each of at most ``max_plies`` plies scored by ``adjudicate``.
+    """
+
+    opponents: Tuple[str, ...]
+    agent: Callable
+    policies: Tuple[Callable, ...]
+    max_plies: int
+    adjudicate: Optional[Callable]
+    play: Callable
+
+
 class Evaluator:
     """Plays team players against fixed opponents and the previous evaluation's network.
 
@@ -127,12 +145,21 @@ class Evaluator:
     Games end by the game's rules or at ``run.eval_max_plies``, where
     ``run.eval_adjudication`` scores them (``azdb_jax.adjudication``); ``run.eval_players``
     limits the players evaluated. Each record carries the evaluation's wall time.
+
+    All opponents are one compiled program (``EvaluationGames``, ``arena.play_each``): the
+    player's search runs once per ply on every opponent's games, each opponent's policy on
+    its own games; a player's evaluation is one call of it. Before the first evaluation
+    there is no previous network: "previous" then plays the current network (and ψ) in
+    its place and its records are dropped, so that the program is the same from the first
+    evaluation on. Each opponent's games draw their keys as separate matches did: for each
+    player in turn, each opponent in turn splits a key off the evaluation's key (a dropped
+    "previous" splits none), and the match's pair ``p`` plays with ``fold_in(key, p)``.
     """
 
     def __init__(self, config: config_lib.TrainConfig, components: trainer.Components, *,
                  games_of: Optional["Evaluator"] = None):
-        """``games_of``: an evaluator of the same configuration and components whose jitted
-        game programs this one plays (``train`` shares them between runs of one configuration)."""
+        """``games_of``: an evaluator of the same configuration and components whose compiled
+        game program this one plays (``train`` shares it between runs of one configuration)."""
         env = components.env
         self.config = config
         self.num_games = config.run.eval_games + config.run.eval_games % 2
@@ -141,7 +168,7 @@ class Evaluator:
         num_players = components.lambdas.shape[0]
         self.players = list(range(min(config.run.eval_players or num_players, num_players)))
         if games_of is not None:
-            self._games = games_of._games  # pylint: disable=protected-access
+            self.games: EvaluationGames = games_of.games
             return
         search_config = config_lib.dataclasses.replace(config.search, num_simulations=config.run.eval_simulations)
         cap = config.run.eval_max_plies or games.max_plies(env)
@@ -157,7 +184,7 @@ class Evaluator:
                                            lam=lambdas[player], **hook._asdict())(net_params, rng_key, state)
 
         available = dict(opponents.opponents_for(env.id, env), previous=agent)
-        chosen = config.run.eval_opponents or tuple(available)
+        chosen = tuple(config.run.eval_opponents or tuple(available))
         try:  # classical alpha-beta specs (alphabeta:depth=2) search on the host at every ply
             available.update(opponents.classical_opponents(env, chosen))
         except ValueError as e:
@@ -166,11 +193,17 @@ class Evaluator:
         if unknown:
             raise ValueError(f"run.eval_opponents: no opponent {', '.join(map(repr, unknown))} for {env.id}; "
                              f"available: {', '.join(available)}")
-        self._games = {}
-        for name, opponent in ((name, available[name]) for name in chosen):
-            play = functools.partial(arena.play_games, env, agent, policy_b=opponent, num_games=self.num_games,
-                                     max_plies=cap, adjudicate=adjudicate)
-            self._games[name] = jax.jit(lambda pa, pb, key, play=play: play(params_a=pa, params_b=pb, rng_key=key))
+        policies = tuple(available[name] for name in chosen)
+        play = functools.partial(arena.play_each, env, agent, policies_b=policies, num_games=self.num_games,
+                                 max_plies=cap, adjudicate=adjudicate)
+        self.games = EvaluationGames(
+            opponents=chosen, agent=agent, policies=policies, max_plies=cap, adjudicate=adjudicate,
+            play=jax.jit(lambda pa, pb, keys: play(params_a=pa, params_b=pb, rng_keys=keys)))
+
+    @property
+    def opponents(self) -> Tuple[str, ...]:
+        """The opponents' names, in the order of the records."""
+        return self.games.opponents
 
     def __call__(self, params, rng_key, iteration: int, psi, *, update_previous: bool = True) -> List[Dict[str, Any]]:
         """Evaluation records of ``params`` with the team's expected features ``psi`` [n, F].
@@ -181,15 +214,24 @@ class Evaluator:
         """
         start = time.perf_counter()
         records = []
-        for player in self.players:
-            for name, play in self._games.items():
-                if name == "previous" and self.previous is None:
+        stand_in = self.previous is None  # "previous" plays the current network; its records are dropped
+        played = [name for name in self.opponents if not (name == "previous" and stand_in)]
+        for player in self.players if played else ():
+            current = (params, psi, jnp.int32(player))
+            keys, params_b = [], []
+            for name in self.opponents:
+                if name == "previous" and stand_in:
+                    keys.append(rng_key)
+                    params_b.append(current)
                     continue
-                opponent_params = ((self.previous, self.previous_psi, jnp.int32(player)) if name == "previous"
-                                   else None)
                 rng_key, key = jax.random.split(rng_key)
-                results = jax.device_get(play((params, psi, jnp.int32(player)), opponent_params, key))
-                summary = arena.summarize(results)
+                keys.append(key)
+                params_b.append((self.previous, self.previous_psi, jnp.int32(player)) if name == "previous" else None)
+            results = jax.device_get(self.games.play(current, tuple(params_b), jnp.stack(keys)))
+            for j, name in enumerate(self.opponents):
+                if name == "previous" and stand_in:
+                    continue
+                summary = arena.summarize(jax.tree.map(lambda x, j=j: x[j], results))
                 records.append(dict(kind="eval", iteration=iteration, player=player, opponent=name,
                                     wins=summary["wins"], draws=summary["draws"], losses=summary["losses"],
                                     score=summary["score"], unfinished=summary["unfinished"],
@@ -218,7 +260,7 @@ class Programs(NamedTuple):
 
     ``init`` maps a seed key to a fresh trainer state; ``selfplay`` and ``learner`` are
     ``trainer.selfplay_phase`` and ``trainer.learner_phase_step`` (both donate the state);
-    ``evaluator`` holds the evaluation's game programs (None without ``run.eval_every``).
+    ``evaluator`` holds the evaluation's game program (None without ``run.eval_every``).
     """
 
     components: trainer.Components
@@ -296,7 +338,7 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
     kept = programs(config, workdir)
     components, abstract, shardings = kept.components, kept.abstract, kept.shardings
     seed_key = jax.random.PRNGKey(config.run.seed)
-    # A fresh evaluator (its previous network is this run's) playing the kept game programs.
+    # A fresh evaluator (its previous network is this run's) playing the kept game program.
     evaluator = Evaluator(config, components, games_of=kept.evaluator) if kept.evaluator is not None else None
 
     if resume:

@@ -52,7 +52,9 @@ from azdb_jax import diversity, features, games, matchmaking, networks, search, 
 from azdb_jax.cli import common_flags
 from azdb_jax.config import DiversityConfig
 
-_GAME = common_flags.define_game("Game.", default="connect_four", choices=[e for e in games.IDS if e != "nim"])
+# The games pgx ships: the plain pgx + mctx reference plays them.
+_GAME = common_flags.define_game("Game.", default="connect_four",
+                                 choices=[game.id for game in games.REGISTRY if game.from_pgx])
 _BATCH = flags.DEFINE_integer("batch", 64, "Games played side by side.", lower_bound=1)
 _SIMULATIONS = common_flags.define_simulations("Search simulations per move.", default=32)
 _NUM_PLAYERS = flags.DEFINE_list("num_players", ["1", "10"], "Team sizes to measure.")

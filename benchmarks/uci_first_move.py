@@ -34,6 +34,7 @@ from absl import app, flags
 
 import report  # benchmarks/report.py (this folder is on the path when a script runs)
 
+from azdb_jax import games
 from azdb_jax.cli import common_flags
 
 _CHECKPOINT = common_flags.define_checkpoint("Run directory[@step] of the engine.", required=True)
@@ -41,7 +42,7 @@ _BASE = flags.DEFINE_float("base", 15.0, "Clock: seconds per side.")
 _INCREMENT = flags.DEFINE_float("increment", 0.1, "Clock: seconds added per move.")
 _ISREADY_FIRST = flags.DEFINE_bool("isready_first", True, "Wait for readyok before the game (as a GUI does).")
 _JIT_CACHE = flags.DEFINE_string("jit_cache", "", "The engine's --jit_cache ('' keeps its default).")
-_VARIANT = flags.DEFINE_enum("variant", "chess", ["chess", "gardner"], "The checkpoint's game (UCI_Variant).")
+_VARIANT = flags.DEFINE_enum("variant", "chess", list(games.UCI_VARIANTS), "The checkpoint's game (UCI_Variant).")
 _MOVES = flags.DEFINE_integer("moves", 2, "Moves timed per engine (each after a fixed reply).", lower_bound=1)
 _TRIALS = flags.DEFINE_integer("trials", 1, "Fresh engines per checkout.", lower_bound=1)
 _CHECKOUTS = flags.DEFINE_list("checkouts", [], "Checkouts whose engines are timed, interleaved (default: this "
@@ -83,7 +84,7 @@ def time_engine(checkout: str) -> Dict[str, Any]:
     out: Dict[str, Any] = {"command": " ".join(command), "checkout": checkout, "isready_first": _ISREADY_FIRST.value}
     engine.send("uci")
     out["uciok_seconds"] = engine.wait_for("uciok") - started
-    if _VARIANT.value != "chess":
+    if _VARIANT.value != _VARIANT.default:  # the engine's default game needs no option
         engine.send(f"setoption name UCI_Variant value {_VARIANT.value}")
     if _DEBUG.value:
         engine.send("debug on")

@@ -137,8 +137,8 @@ def main(argv):
     out = pathlib.Path(_OUT.value)
     report = host_matches.resumable_report(out, {"matches": [], "nps": {}})
     env_id = _GAME.value
-    starts = (host_matches.chess_starts(_STARTS.value, _BOOK.value) if env_id == "chess"
-              else host_matches.gardner_starts(_STARTS.value, _OPENING_PLIES.value, _SEED.value))
+    starts = host_matches.host_starts(env_id, _STARTS.value, plies=_OPENING_PLIES.value, seed=_SEED.value,
+                                      book=_BOOK.value)
     if _SHARD.value:
         index, _, count = _SHARD.value.partition("/")
         if not (index.isdigit() and count.isdigit() and int(index) < int(count)):

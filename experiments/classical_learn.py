@@ -43,11 +43,9 @@ _OUT = common_flags.define_out("Output folder.", required=True)
 
 
 def _engine(game: str, nodes: int):
-    if game == "chess":
-        from azdb_jax.evaluation.stockfish import StockfishPlayer  # pylint: disable=g-import-not-at-top
-        return StockfishPlayer(nodes=nodes)
-    from azdb_jax.evaluation.fairy_stockfish import FairyStockfishPlayer  # pylint: disable=g-import-not-at-top
-    return FairyStockfishPlayer(nodes=nodes)
+    """The game's reference engine (Stockfish, Fairy-Stockfish) at ``nodes`` nodes a move."""
+    from azdb_jax.evaluation import reference_engines  # pylint: disable=g-import-not-at-top
+    return reference_engines.reference_engine(game).player(nodes=nodes)
 
 
 def engine_games(game: str, count: int, node_limits, starts, max_plies: int, seed: int):
@@ -85,8 +83,10 @@ def main(argv):
     game, out = _GAME.value, pathlib.Path(_OUT.value)
     out.mkdir(parents=True, exist_ok=True)
     node_limits = [int(n) for n in _NODES.value]
-    openings = (host_matches.chess_starts(10_000, None) if game == "chess"
-                else host_matches.gardner_starts(_GAMES.value, _OPENING_PLIES.value, _SEED.value + 1))
+    # The openings: a book's first 10,000 positions (a game with an opening book), else one
+    # position after random plies per game.
+    count = 10_000 if games_lib.get(game).opening_book is not None else _GAMES.value
+    openings = host_matches.host_starts(game, count, plies=_OPENING_PLIES.value, seed=_SEED.value + 1)
     random.Random(_SEED.value).shuffle(openings)
     start = time.time()
     games = engine_games(game, _GAMES.value, node_limits, openings, _MAX_PLIES.value, _SEED.value)
@@ -105,8 +105,7 @@ def main(argv):
                            "default": learning.explained_variance(test_x, test_z, evaluation.DEFAULT_WEIGHTS)})
     print(json.dumps({k: report[k] for k in ("results", "weights", "r2_test")}, indent=1), flush=True)
     if _DEPTH.value:
-        starts = (host_matches.chess_starts(_STARTS.value, None) if game == "chess"
-                  else host_matches.gardner_starts(_STARTS.value, 4, 0))
+        starts = host_matches.host_starts(game, _STARTS.value, plies=4, seed=0)
         learned = player_lib.player_from_spec(f"alphabeta:depth={_DEPTH.value}:weights={weights_path}",
                                               name=f"alphabeta:depth={_DEPTH.value}:learned")
         default = player_lib.player_from_spec(f"alphabeta:depth={_DEPTH.value}")

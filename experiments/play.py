@@ -102,8 +102,9 @@ def _print_other(game: str, games: Dict[str, np.ndarray], show: int) -> None:
 
 def main(argv: List[str]) -> None:
     del argv
-    options = {"heaps": tuple(int(h) for h in _HEAPS.value)} if _GAME.value == "nim" else {}
-    env = games_lib.make(_GAME.value, **options)
+    game = games_lib.get(_GAME.value)
+    options = {"heaps": tuple(int(h) for h in _HEAPS.value)} if "nim_heaps" in game.config_fields else {}
+    env = games_lib.make(game.id, **options)
     play = jax.jit(lambda key: play_random_games(env, key, _NUM_GAMES.value, _MAX_PLIES.value))
     start = time.perf_counter()
     games = jax.device_get(play(jax.random.PRNGKey(_SEED.value)))
@@ -111,7 +112,7 @@ def main(argv: List[str]) -> None:
     plies = sum(_game_length(d) for d in games["done"])
     print(f"{_NUM_GAMES.value} random {_GAME.value} games, {plies} plies, {elapsed:.1f}s (compile included) "
           f"on {jax.devices()[0].platform}")
-    if _GAME.value == "chess":
+    if game.board is not None and game.board.pgn:  # python-chess replays its moves
         _print_chess(games, _SHOW.value)
     else:
         _print_other(_GAME.value, games, _SHOW.value)

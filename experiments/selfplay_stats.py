@@ -160,15 +160,14 @@ def _position_key(env, state) -> jax.Array:
 
 
 def _is_king_move(env, state, action) -> jax.Array:
-    """[B] the moving piece is the king (chess-like games; False elsewhere)."""
-    if env.id == "gardner_chess":
-        board = state._board
-        from_square = action // 49
-    elif env.id == "chess":
-        board = state._x.board
-        from_square = action // 73
-    else:
+    """[B] the moving piece is the king (chess-like games: those with boards and material;
+    False elsewhere). An action is ``origin square * planes + plane`` (``BoardGame.board_size``)."""
+    game = games.get(env)
+    if game.board is None or game.mover_board is None:
         return jnp.zeros(action.shape, bool)
+    planes = env.num_actions // game.board.board_size ** 2
+    board = game.mover_board(state)
+    from_square = action // planes
     return jnp.take_along_axis(board, from_square[:, None], axis=1)[:, 0] == 6
 
 
@@ -196,7 +195,7 @@ def summarize(records, reasons, results, lengths, env_id) -> Dict[str, float]:
         mate_in_one_played=float(played.sum() / max(has_mate.sum(), 1)),
         allows_mate_in_one=mean("allows_mate"),
     )
-    if env_id in ("gardner_chess", "chess"):
+    if env_id in games.BOARD_IDS:
         for i, name in enumerate(END_REASONS):
             out[f"end_{name}"] = int((reasons == i).sum())
     return out

@@ -47,7 +47,8 @@ def engine_command(checkpoint: str, values) -> List[str]:
 def main(argv: List[str]) -> None:
     if len(argv) > 1:
         raise ValueError(f"unexpected arguments: {' '.join(argv[1:])}")
-    from azdb_jax.evaluation import fairy_stockfish, reports, stockfish  # pylint: disable=g-import-not-at-top
+    from azdb_jax import games  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation import reference_engines, reports  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci import gauntlet  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci.main import checkpoint_variant  # pylint: disable=g-import-not-at-top
 
@@ -73,9 +74,9 @@ def main(argv: List[str]) -> None:
         opponent = engine_command(values.opponent_checkpoint or values.checkpoint, values)
         opponent_options, opponent_limit = {}, ({"time": values.opponent_movetime} if clock is None else {})
     else:
-        reference = "Fairy-Stockfish" if variant == "gardner" else "Stockfish"
-        find = fairy_stockfish.find_fairy_stockfish if variant == "gardner" else stockfish.find_stockfish
-        opponent = [find(values.stockfish)]
+        engine_of_game = reference_engines.reference_engine(games.by_uci_variant(variant))
+        reference = engine_of_game.name
+        opponent = [engine_of_game.find(values.stockfish)]
         opponent_options = {"Skill Level": values.stockfish_skill, "Threads": 1}
         opponent_limit = {"nodes": values.stockfish_nodes}
     start = time.time()

@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# Runs the test suite. Test data: $AZDB_DATA_DIR, else ../shared/data beside the checkout.
-# Reference engines: installed first when run as root (scripts/install_system_deps.sh);
-# otherwise the tests that need them skip with the install hint.
-# Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_nim.py -x`).
+# Runs the tests. Two tiers (docs/contributing.md, "Two test tiers"):
+#   bash scripts/test.sh          the quick tier: every module's behaviour, tiny games (minutes)
+#   bash scripts/test.sh --all    the whole suite: adds the tests marked `slow` (end-to-end
+#                                 training runs, notebooks, several processes, installs); CI runs it
+# Test data: $AZDB_DATA_DIR, else ../shared/data beside the checkout. Reference engines:
+# installed first when run as root (scripts/install_system_deps.sh); otherwise the tests that
+# need them skip with the install hint.
+# Further arguments go to pytest (e.g. `bash scripts/test.sh tests/test_nim.py -x`; a `-m`
+# given there replaces the tier's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier=(-m "not slow")
+if [ "${1:-}" = "--all" ]; then
+  tier=()
+  shift
+fi
 bash scripts/setup_env.sh
 bash scripts/install_system_deps.sh
 if [ -z "${AZDB_DATA_DIR:-}" ] && [ -d ../shared/data ]; then
   export AZDB_DATA_DIR="$(cd ../shared/data && pwd)"
 fi
-exec .venv/bin/python -m pytest -n "${AZDB_TEST_WORKERS:-2}" --dist loadfile "$@"
+exec .venv/bin/python -m pytest -n "${AZDB_TEST_WORKERS:-2}" --dist loadfile "${tier[@]}" "$@"

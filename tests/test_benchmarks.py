@@ -43,6 +43,7 @@ def _tiny_network(env):
 
 
 @pytest.mark.parametrize("algorithm", reference.ALGORITHMS)
+@pytest.mark.slow
 def test_reference_finds_a_win_in_one(algorithm):
     env, state = _position_with_a_win_in_one()
     network, params = _tiny_network(env)
@@ -55,6 +56,7 @@ def test_reference_finds_a_win_in_one(algorithm):
 
 
 @pytest.mark.parametrize("algorithm", reference.ALGORITHMS)
+@pytest.mark.slow
 def test_reference_never_weighs_illegal_moves(algorithm):
     env = pgx.make("tic_tac_toe")  # every move makes a square illegal: masks matter at every depth
     network, params = _tiny_network(env)
@@ -81,6 +83,7 @@ def _run(script: str, *args: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_selfplay_benchmark_compares_with_the_reference():
     report = _run("selfplay.py", "--game=tic_tac_toe", "--batch=4", "--simulations=3", "--plies=2",
                   "--channels=2", "--blocks=0", "--num_players=1,2", "--algorithms=gumbel", "--repeats=1")
@@ -102,6 +105,7 @@ def test_selfplay_benchmark_compares_with_the_reference():
     assert report["device_peak_bytes"] is None  # a CPU keeps no count
 
 
+@pytest.mark.slow
 def test_team_profile_times_a_team_against_one_player():
     report = _run("team_profile.py", "--game=connect_four", "--batch=4", "--simulations=3", "--channels=2",
                   "--blocks=0", "--num_players=2", "--opening_plies=2", "--repeats=1")
@@ -109,6 +113,7 @@ def test_team_profile_times_a_team_against_one_player():
     assert all(ms > 0 for ms in report.values())
 
 
+@pytest.mark.slow
 def test_learner_benchmark_compares_with_a_bare_step():
     report = _run("learner.py", "--game=tic_tac_toe", "--batch=8", "--channels=2", "--blocks=0",
                   "--num_players=2", "--repeats=1", "--compute_dtype=bfloat16")
@@ -117,6 +122,7 @@ def test_learner_benchmark_compares_with_a_bare_step():
     assert report["ratio"] == pytest.approx(report["step_ms"] / report["bare_step_ms"], rel=0.1, abs=0.02)
 
 
+@pytest.mark.slow
 def test_expector_profile_counts_the_pairs_it_looks_ahead_from():
     report = _run("expector_profile.py", "--game=tic_tac_toe", "--batch=3", "--junior_simulations=2",
                   "--junior_top_k=2", "--channels=2", "--blocks=0", "--opening_plies=2", "--repeats=1")
@@ -128,6 +134,7 @@ def test_expector_profile_counts_the_pairs_it_looks_ahead_from():
         assert report[part] > 0
 
 
+@pytest.mark.slow
 def test_env_dispatch_counts_the_programs_an_eager_step_compiles():
     report = _run("env_dispatch.py", "--game_ids=tic_tac_toe", "--batch=2", "--plies=1")
     assert report["game"] == "tic_tac_toe" and report["batch"] == 2
@@ -210,6 +217,7 @@ def test_suite_compiles_sums_the_compile_seconds_written_in_cache_entries(tmp_pa
     assert result.returncode != 0 and "no cache entries" in result.stderr
 
 
+@pytest.mark.slow
 def test_program_compiles_builds_each_program_twice_and_compares_their_outputs():
     # The second build takes the options a run's init is compiled with; the two builds must draw
     # the same state bit for bit (what RUN_ONCE_COMPILER_OPTIONS promises).

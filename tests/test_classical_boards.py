@@ -136,7 +136,7 @@ def test_chess_position_keeps_the_board_history_and_refuses_bad_positions():
         ChessPosition("not a fen")
 
 
-@pytest.mark.parametrize("game", ["chess", "gardner"])
+@pytest.mark.parametrize("game", ["chess", "gardner_chess"])
 def test_evaluation_is_antisymmetric_under_colour_mirroring(game):
     rng = random.Random(4)
     for _ in range(30):

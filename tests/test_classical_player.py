@@ -227,7 +227,7 @@ def test_in_training_evaluation_takes_classical_specs():
 
     config = _gardner_config('run.eval_opponents=["random","alphabeta:depth=1"]')
     evaluator = runner.Evaluator(config, runner.build_components(config))
-    assert list(evaluator._games) == ["random", "alphabeta:depth=1"]  # pylint: disable=protected-access
+    assert evaluator.opponents == ("random", "alphabeta:depth=1")
     with pytest.raises(ValueError, match="run.eval_opponents: player spec 'alphabeta:depth=0'"):
         runner.Evaluator(_gardner_config('run.eval_opponents=["alphabeta:depth=0"]'), runner.build_components(config))
 
@@ -254,6 +254,7 @@ def test_play_match_script_takes_classical_specs(tmp_path):
                              progress=False)
 
 
+@pytest.mark.slow
 def test_ladder_script_places_the_reference_engine_with_extra_pairs(tmp_path, fsf_path):
     import json  # pylint: disable=g-import-not-at-top
 

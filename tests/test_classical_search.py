@@ -108,7 +108,7 @@ def test_alpha_beta_equals_brute_force_minimax_on_chess(depth):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("game", ["chess", "gardner"])
+@pytest.mark.parametrize("game", ["chess", "gardner_chess"])
 def test_alpha_beta_equals_minimax_on_50_positions_depths_1_to_3(game):
     make, reference = ((ChessPosition, lambda p, d: brute_force_chess(p.board.copy(), d)) if game == "chess"
                        else (GardnerPosition, lambda p, d: brute_force_gardner(p.copy(), d)))

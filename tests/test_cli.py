@@ -36,6 +36,7 @@ def _records(workdir):
     return runner.read_metrics(workdir, wall_clock=False)
 
 
+@pytest.mark.slow
 def test_a_finished_run_continued_equals_a_longer_run(tmp_path):
     runner.train(_config(4), tmp_path / "four", progress=False)
     runner.train(_config(2), tmp_path / "two", progress=False)
@@ -79,6 +80,7 @@ def test_bad_flags_and_overrides_are_one_line(tmp_path):
     assert not (tmp_path / "r").exists()  # nothing half-written
 
 
+@pytest.mark.slow
 def test_resume_overrides_and_a_corrupt_checkpoint(tmp_path):
     run = tmp_path / "run"
     overrides = [f"--override={o}" for o in PLAN + ["run.num_iterations=1", "run.eval_every=0"]]

@@ -155,15 +155,15 @@ def test_a_gardner_file_read_again_is_parsed_once_and_a_changed_file_again(tmp_p
     assert data.load_lichess_puzzles(path) is not chess_first and data.load_lichess_puzzles(path) == chess_first
 
 
-@pytest.mark.parametrize("variant", ["chess", "gardner"])
-def test_boards_kept_from_the_load_are_the_boards_replayed_from_the_fen(variant, data_dir):
+@pytest.mark.parametrize("game", ["chess", "gardner_chess"])
+def test_boards_kept_from_the_load_are_the_boards_replayed_from_the_fen(game, data_dir):
     import dataclasses  # pylint: disable=g-import-not-at-top
 
-    loaded = (data.load_lichess_puzzles(data_dir / SAMPLE)[:20] if variant == "chess"
+    loaded = (data.load_lichess_puzzles(data_dir / SAMPLE)[:20] if game == "chess"
               else data.load_gardner_puzzles("mate_in_3")[:10])
     for puzzle in loaded:
         # Gardner boards are kept from the load; chess boards are stepped when first asked for.
-        assert ("_boards" in puzzle.__dict__) == (variant == "gardner")
+        assert ("_boards" in puzzle.__dict__) == (game == "gardner_chess")
         replayed = dataclasses.replace(puzzle)  # a new record: its boards are stepped from ``fen``
         assert "_boards" not in replayed.__dict__
         for step in range(len(puzzle.solution)):
@@ -171,5 +171,5 @@ def test_boards_kept_from_the_load_are_the_boards_replayed_from_the_fen(variant,
             assert kept.fen() == again.fen() and kept.move_stack == again.move_stack
             assert kept.root().fen() == again.root().fen() == puzzle.fen
         kept = puzzle.board_at(0)
-        kept.push(kept.legal_moves[0] if variant == "gardner" else next(iter(kept.legal_moves)))
+        kept.push(kept.legal_moves[0] if game == "gardner_chess" else next(iter(kept.legal_moves)))
         assert puzzle.board_at(0).fen() == replayed.board_at(0).fen()  # a fresh copy each time

@@ -110,6 +110,7 @@ def test_one_tally_with_the_trinomial_score_stderr_everywhere():
     assert users == ["arena.py"], users
 
 
+@pytest.mark.slow
 def test_games_do_not_depend_on_chunking_and_unfinished_are_counted():
     env = games_lib.make("connect_four")
     starts = matches.random_openings(env, 3, 2, jax.random.PRNGKey(1))
@@ -181,6 +182,7 @@ def _tiny_team(env, num_players=2, seed=0, simulations=2):
                 search_config=search_lib.SearchConfig(num_simulations=simulations), name="tiny")
 
 
+@pytest.mark.slow
 def test_lookup_games_are_the_chosen_players_games():
     env = games_lib.make("tic_tac_toe")
     team = _tiny_team(env)
@@ -218,6 +220,7 @@ def test_sample_by_visits_matches_the_visit_distribution():
     assert stats.chisquare(counts[[1, 2, 4]], 4000 * np.array([1, 3, 4]) / 8).pvalue > 1e-3
 
 
+@pytest.mark.slow
 def test_sampled_opening_plies_vary_by_seed_then_play_greedily():
     env = games_lib.make("connect_four")
     team = _tiny_team(env, simulations=16)
@@ -272,6 +275,7 @@ def _check_pgn(pgn_text, match, fens):
     assert chess.pgn.read_game(handle) is None
 
 
+@pytest.mark.slow
 def test_chess_match_pgn_parses_and_results_agree():
     env = games_lib.make("chess")
     boards = [chess.Board() if f is None else chess.Board(f) for f in ENDGAMES]
@@ -294,6 +298,7 @@ class FirstLegalMove:
         return min(board.legal_moves, key=lambda m: chess_interop.move_to_action(m, board))
 
 
+@pytest.mark.slow
 def test_engine_loop_plays_the_same_games_as_the_arena():
     # The stand-in engine is the host-side twin of ``lowest_action_policy``, so the host loop
     # and the jitted arena (same pair keys) must play identical games.
@@ -309,6 +314,7 @@ def test_engine_loop_plays_the_same_games_as_the_arena():
     _check_pgn(game_records.match_pgn(hosted, fens), hosted, fens)
 
 
+@pytest.mark.slow
 def test_engine_match_with_stockfish(stockfish_path):  # skipped with the install hint without Stockfish
     from azdb_jax.evaluation import stockfish  # pylint: disable=g-import-not-at-top
 
@@ -323,6 +329,7 @@ def test_engine_match_with_stockfish(stockfish_path):  # skipped with the instal
 # ------------------------------------------------------------------ the CLI
 
 
+@pytest.mark.slow
 def test_cli_match_between_checkpoints(tmp_path):
     from azdb_jax import runner  # pylint: disable=g-import-not-at-top
     from azdb_jax.presets import get_preset  # pylint: disable=g-import-not-at-top
@@ -358,6 +365,7 @@ def test_cli_match_between_checkpoints(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_cli_crowded_book_positions_switch_the_runs_to_the_exact_move_generator(tmp_path, monkeypatch):
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import agent_match  # pylint: disable=g-import-not-at-top

@@ -131,6 +131,7 @@ def test_champion_measure_oracle_beats_random():
         nim_eval.champion_measure(env, agents, jax.random.PRNGKey(0), num_games=7)
 
 
+@pytest.mark.slow
 def test_checkpoints_script_measures_and_writes(tmp_path):
     env = games.make("nim", heaps=(1, 3, 5))
     config = search.SearchConfig(num_simulations=2)

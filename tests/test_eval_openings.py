@@ -120,6 +120,7 @@ def test_stub_team_distinct_moves_match_python_chess(data_dir):
     assert [r["eco"] for r in rows] == [o.eco for o in chosen]
 
 
+@pytest.mark.slow
 def test_random_tiny_network_end_to_end(data_dir, tmp_path):
     env = games.make("chess")
     net = networks.make_network(networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8),

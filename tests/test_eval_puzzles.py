@@ -297,6 +297,7 @@ def mate_team(num_players: int = 2) -> Team:
                 search_config=MATE_SEARCH, name="mate-stub")
 
 
+@pytest.mark.slow
 def test_team_solver_with_mate_stub_solves_mate_puzzles(data_dir):
     found = mate_puzzles(data_dir.joinpath(*LICHESS))
     assert len(found) == 165 and sum("mateIn1" in p.themes for p in found) == 1
@@ -347,6 +348,7 @@ def test_team_solver_rejects_bad_options(tiny_team):
                              "homogeneous_max": ("homogeneous_0", "homogeneous_1", "homogeneous_2")}
 
 
+@pytest.mark.slow
 def test_team_solver_answers_are_batch_independent(tiny_team):
     solver = solvers.TeamSolver(tiny_team, batch_size=4, homogeneous_copies=2)
     in_check = chess.Board("6k1/5ppp/8/8/8/8/5PP1/r5K1 w - - 0 1")  # Kh2 escapes

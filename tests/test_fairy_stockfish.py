@@ -200,3 +200,30 @@ def test_value_is_lost_for_the_mated_side(solver):
     out = solver([GardnerBoard("k4/5/1K3/5/1R3 b - - 0 1")])
     assert out.values["fairy_stockfish"][0] <= -0.9
     assert np.isfinite(out.values["fairy_stockfish"]).all()
+
+
+# ------------------------------------------------------------------ the reference engine of a game's record
+
+
+def test_reference_engines_follow_the_game_records():
+    from azdb_jax.evaluation import reference_engines, stockfish  # pylint: disable=g-import-not-at-top
+
+    gardner = reference_engines.reference_engine("gardner_chess")
+    assert (gardner.key, gardner.name, gardner.find) == ("fairy_stockfish", "Fairy-Stockfish",
+                                                         fairy_stockfish.find_fairy_stockfish)
+    chess_engine = reference_engines.reference_engine("chess")
+    assert (chess_engine.key, chess_engine.name, chess_engine.find) == ("stockfish", "Stockfish",
+                                                                        stockfish.find_stockfish)
+    with pytest.raises(ValueError, match="connect_four has no reference engine; games with one: chess, gardner_chess"):
+        reference_engines.reference_engine("connect_four")
+
+
+def test_the_reference_player_of_gardner_speaks_its_uci_variant(path):
+    from azdb_jax.evaluation import reference_engines  # pylint: disable=g-import-not-at-top
+
+    player = reference_engines.reference_engine("gardner_chess").player(path=path, nodes=50)
+    try:
+        assert player._engine.variant == "gardner"  # pylint: disable=protected-access
+        assert player(GardnerBoard()) in GardnerBoard().legal_moves
+    finally:
+        player.close()

@@ -41,6 +41,7 @@ def trained(request, tmp_path_factory):
     return env_id, config, workdir, summary
 
 
+@pytest.mark.slow
 def test_one_iteration_trains(trained):
     env_id, _, workdir, summary = trained
     assert summary["iterations"] == 1

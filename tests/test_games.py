@@ -1,6 +1,7 @@
 """The game registry: every record complete and consistent, and the Othello module
 checked against an Othello written here from the rules."""
 
+import dataclasses
 import random
 
 import jax
@@ -8,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import adjudication, features, games, opponents, search, search_state
+from azdb_jax import adjudication, data, features, games, opponents, search, search_state
 from azdb_jax.config import EnvConfig
 from azdb_jax.games import othello
 from conftest import counted_compiles  # pylint: disable=g-bad-import-order
@@ -51,6 +52,33 @@ def test_registry_keeps_the_values_the_games_had():
     assert list(opponents.opponents_for("othello")) == ["random", "greedy"]
 
 
+def test_records_name_their_uci_variant_books_and_puzzles():
+    # The facts the library once read off a game's name, now fields of its record.
+    assert {g.id: g.uci_variant for g in games.REGISTRY if g.uci_variant} == {"chess": "chess",
+                                                                              "gardner_chess": "gardner"}
+    assert games.UCI_VARIANTS == ("chess", "gardner")
+    assert games.by_uci_variant("gardner") is games.get("gardner_chess")
+    assert games.by_uci_variant("chess") is games.get("chess")
+    with pytest.raises(ValueError, match="unknown UCI variant 'gardner_chess'; variants: chess, gardner"):
+        games.by_uci_variant("gardner_chess")  # the library's name is not the protocol's
+    assert {g.id: (g.board.board_size, g.board.reference_engine, g.board.pgn) for g in games.REGISTRY if g.board} == {
+        "chess": (8, "stockfish", True), "gardner_chess": (5, "fairy_stockfish", False)}
+    assert [g.id for g in games.REGISTRY if g.opening_book] == ["chess"]
+    assert [g.id for g in games.REGISTRY if g.eco_openings] == ["chess"]
+    assert games.get("chess").puzzle_start_overrides == ("env.max_pieces=32",)
+    assert {g.id: g.puzzle_sets for g in games.REGISTRY if g.puzzle_sets} == {
+        "chess": ("lichess",), "gardner_chess": ("mate_in_1", "mate_in_2", "mate_in_3", "only_move")}
+    assert [g.id for g in games.REGISTRY if not g.from_pgx] == ["nim"]
+    # Every game with boards has its data files' format under the same name.
+    assert set(data.board_format(game_id).game for game_id in games.BOARD_IDS) == set(games.BOARD_IDS)
+    with pytest.raises(ValueError, match="unknown game 'gardner'; games with data files: chess, gardner_chess"):
+        data.board_format("gardner")
+    with pytest.raises(ValueError, match="uci_variant needs host-side boards"):
+        dataclasses.replace(games.get("connect_four"), uci_variant="connect4")
+    with pytest.raises(ValueError, match="puzzle_sets and load_puzzles go together"):
+        dataclasses.replace(games.get("connect_four"), puzzle_sets=("mates",))
+
+
 def test_config_options_belong_to_their_games():
     with pytest.raises(ValueError, match="env.max_pieces is not an option of 'othello'"):
         EnvConfig(name="othello", max_pieces=32)
@@ -62,6 +90,7 @@ def test_config_options_belong_to_their_games():
     assert EnvConfig(name="chess", max_pieces=32).make().max_pieces == 32
 
 
+@pytest.mark.slow
 def test_made_envs_step_as_pgx_in_one_program_outside_jit():
     """``games.make``'s env is one instance per game and options whose ``init``/``step`` run
     as one compiled program each when called outside ``jax.jit`` (pgx's methods compile

@@ -43,7 +43,7 @@ def _subset(records, size):
 def test_packaged_mate_sets_replay_to_mate(name, mate_in):
     found = gardner_data.load_gardner_puzzles(name)
     assert 100 <= len(found) <= 300 and not found.skipped
-    assert all(p.variant == "gardner" and f"mateIn{mate_in}" in p.themes for p in found)
+    assert all(p.game == "gardner_chess" and f"mateIn{mate_in}" in p.themes for p in found)
     assert len({p.fen for p in found}) == len(found)
     for puzzle in _subset(found, 40):
         assert len(puzzle.moves) == 2 * mate_in and dict(puzzle.extra)["Label"].endswith(f"mate {mate_in}")
@@ -59,7 +59,7 @@ def test_packaged_only_move_and_value_sets():
     assert 100 <= len(only) <= 300 and all(len(p.moves) == 2 and "onlyMove" in p.themes for p in only)
     values = gardner_data.load_gardner_values()
     sets = {p.set for p in values}
-    assert sets <= {"draw", "decisive"} and "draw" in sets and all(p.variant == "gardner" for p in values)
+    assert sets <= {"draw", "decisive"} and "draw" in sets and all(p.game == "gardner_chess" for p in values)
     assert all(p.value == 0.5 for p in values if p.set == "draw")
     assert all(p.value in (0.0, 1.0) for p in values if p.set == "decisive")
     for position in values:
@@ -70,7 +70,7 @@ def test_packaged_only_move_and_value_sets():
         gardner_data.load_gardner_puzzles("values")
 
 
-# ------------------------------------------------------------------ variant-aware loaders
+# ------------------------------------------------------------------ loaders of either game
 
 
 def test_gardner_loader_errors_name_file_line_and_reason(tmp_path):
@@ -79,24 +79,24 @@ def test_gardner_loader_errors_name_file_line_and_reason(tmp_path):
                     "a,4k/5/5/5/KR3 b - - 0 1,e5d5 b1b5,x\n"
                     "b,4k/5/5/5/KR3 b - - 0 1,e5d5 b1b6,x\n")
     with pytest.raises(data.DataFormatError, match=r"bad.csv:3: invalid move 'b1b6' in Moves \(move 2\)"):
-        data.load_lichess_puzzles(path, variant="gardner")
+        data.load_lichess_puzzles(path, game="gardner_chess")
     path.write_text("PuzzleId,FEN,Moves,Themes\na,4k/5/5/5/KR4 b - - 0 1,e5d5 b1b5,x\n")
     with pytest.raises(data.DataFormatError, match=r"bad.csv:2: bad FEN .*rank 1 \('KR4'\) has 6 squares"):
-        data.load_lichess_puzzles(path, variant="gardner")
+        data.load_lichess_puzzles(path, game="gardner_chess")
     chess_fen = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 b - - 0 1"
     path.write_text(f"PuzzleId,FEN,Moves,Themes\na,{chess_fen},g8h8 d1d8,x\n")
     with pytest.raises(data.DataFormatError, match="8 ranks, expected 5"):
-        data.load_lichess_puzzles(path, variant="gardner")
+        data.load_lichess_puzzles(path, game="gardner_chess")
     loaded = data.load_lichess_puzzles(path)  # the same file is a good chess puzzle
     assert isinstance(loaded[0].board_at(0), chess.Board)
-    with pytest.raises(ValueError, match="unknown variant 'minichess'"):
-        data.load_lichess_puzzles(path, variant="minichess")
+    with pytest.raises(ValueError, match="unknown game 'minichess'"):
+        data.load_lichess_puzzles(path, game="minichess")
     values = tmp_path / "values.csv"
     values.write_text("id,set,fen,to_move,outcome,value\nv1,draw,4k/5/5/5/KR3 w - - 0 1,black,draw,0.5\n")
     with pytest.raises(data.DataFormatError, match=r"values.csv:2: to_move 'black' disagrees"):
-        data.load_paper_positions(path=values, variant="gardner")
+        data.load_paper_positions(path=values, game="gardner_chess")
     with pytest.raises(ValueError, match="suites hold chess positions"):
-        puzzles.load_suite("epd", values, variant="gardner")
+        puzzles.load_suite("epd", values, game="gardner_chess")
 
 
 # ------------------------------------------------------------------ the team solver (stub network)
@@ -118,6 +118,7 @@ def test_stub_decodes_observations_like_our_fens():
         assert decoded.split()[:5] == fen.split()[:5]
 
 
+@pytest.mark.slow
 def test_gardner_team_with_mate_stub_solves_the_mate_in_one_set(stub_engine):
     team = Team(env=games.make("gardner_chess"), apply_fn=gardner_mate_stub.make_gardner_mate_stub(stub_engine),
                 params={}, num_players=2, search_config=MATE_SEARCH, name="gardner-mate-stub")
@@ -140,8 +141,8 @@ def test_fairy_stockfish_solves_its_own_labels(fsf_path, name):
     found = _subset(gardner_data.load_gardner_puzzles(name), 15)
     with fairy_stockfish.FairyStockfishSolver(fsf_path, depth=LABEL_DEPTH) as solver:
         report = puzzles.run_suite("lichess", gardner_data.packaged_path(name), solver, limit=len(found),
-                                   progress=False, variant="gardner")
-    assert report.summary["variant"] == "gardner" and report.summary["num_positions"] == len(found)
+                                   progress=False, game="gardner_chess")
+    assert report.summary["game"] == "gardner_chess" and report.summary["num_positions"] == len(found)
     # Labelled with MultiPV 2, solved with MultiPV 1: at the labelling depth the engine now and
     # then settles for a slower mate (3 of the 600 mate puzzles), which a puzzle does not accept.
     assert report.summary["solved"]["fairy_stockfish"] >= 0.95
@@ -176,6 +177,7 @@ def lowest_action_policy(params, rng_key, state):
 FENS = [None, "4k/5/5/1p3/R3K b - - 0 1", "k1K2/5/5/5/1R3 w - - 0 1"]
 
 
+@pytest.mark.slow
 def test_engine_loop_plays_the_same_games_as_the_arena():
     env = games.make("gardner_chess")
     kwargs = dict(seeds=(3,), max_plies=24, batch_pairs=4)
@@ -189,6 +191,7 @@ def test_engine_loop_plays_the_same_games_as_the_arena():
     assert game_records.match_record(hosted).count("\n") == 2 + hosted.num_games
 
 
+@pytest.mark.slow
 def test_engine_match_with_fairy_stockfish(fsf_path):
     env = games.make("gardner_chess")
     with fairy_stockfish.FairyStockfishPlayer(fsf_path, nodes=2000) as engine:

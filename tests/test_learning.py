@@ -27,12 +27,12 @@ pytestmark = pytest.mark.slow
 SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "learning_check.py"
 
 
-def _run(game):
+def _run(game, reference=False):
     # In a process of its own with XLA's optimisations as the user has them (the test
     # processes may compile unoptimised programs, AZDB_TEST_XLA_UNOPTIMIZED=1, which would run
     # these minutes-long runs slower).
-    proc = subprocess.run([sys.executable, str(SCRIPT), f"--game={game}", "--noreference"], env=user_xla_env(), text=True,
-                          capture_output=True, timeout=1800, check=False)
+    proc = subprocess.run([sys.executable, str(SCRIPT), f"--game={game}", f"--{'' if reference else 'no'}reference"],
+                          env=user_xla_env(), text=True, capture_output=True, timeout=1800, check=False)
     assert proc.returncode in (0, 1), f"learning_check.py --game={game} failed:\n{proc.stderr[-5000:]}"
     report = json.loads(proc.stdout)
     print(json.dumps({k: report[k] for k in ("game", "result", "eval_seconds", "total_seconds")},
@@ -42,7 +42,13 @@ def _run(game):
 
 
 def test_tic_tac_toe_never_loses_to_perfect_play():
-    report = _run("tic_tac_toe")
+    # The recipe trains with margin: 60 iterations lost 2 of 128 games on some instruction
+    # sets (XLA_FLAGS=--xla_cpu_max_isa=AVX2) and none on others; from 90 on none lost on any
+    # (docs/results.md, "Learning checks on any machine"). The untrained network with the same
+    # search loses most games: training, not the search alone, is what holds the draw.
+    report = _run("tic_tac_toe", reference=True)
+    untrained = report["untrained"]
+    assert untrained["losses"] >= untrained["games"] // 4, untrained
     result = report["result"]
     assert result["games"] >= 64 and result["unfinished"] == 0, result
     assert result["as_first"]["games"] == result["as_second"]["games"], result

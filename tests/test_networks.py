@@ -42,6 +42,7 @@ def observations():
     return out
 
 
+@pytest.mark.slow
 def test_init_is_flax_init_of_the_module_as_one_program():
     """``init`` draws exactly the parameters flax's ``Module.init`` draws called as it is (op by
     op), for a [H, W, C] or a [B, H, W, C] example, and compiles one program per shape (with

@@ -123,6 +123,7 @@ def test_minimax_depth1_takes_an_immediate_connect_four_win():
     assert _actions(opponents.minimax_policy(env, 1), state) == {3}
 
 
+@pytest.mark.slow
 def test_minimax_depth2_blocks_and_depth1_does_not():
     # The opponent has the bottom row 0,1,2 and threatens column 3; the mover has no win.
     env, state = _play("connect_four", [0, 6, 1, 6, 2])
@@ -184,6 +185,7 @@ def _uniform_net(num_actions):
     (search.SearchConfig(num_simulations=32, pb_c_init=5.0), 0, 1.0),
     (search.SearchConfig(algorithm="gumbel", num_simulations=7, max_num_considered_actions=7), 1, 0.5),
 ])
+@pytest.mark.slow
 def test_search_policy_takes_an_immediate_win_and_plays_legal_moves(config, player, lam):
     env, win = _play("connect_four", [0, 0, 1, 1, 2, 6])  # column 3 wins at once
     _, full = _play("connect_four", [3, 3, 3, 3, 3, 3])  # column 3 is full
@@ -222,6 +224,7 @@ def _brute_force_minimax2(env, state):
     return {a for a, v in scores.items() if v >= best - 1e-6}
 
 
+@pytest.mark.slow
 def test_minimax_over_legal_moves_matches_brute_force_on_gardner_chess():
     from pgx import gardner_chess  # pylint: disable=g-import-not-at-top
 

@@ -174,6 +174,7 @@ def _jitted():
     return team, single, homo
 
 
+@pytest.mark.slow
 def test_team_search_matches_separate_searches_per_player():
     env, net, params, states = _ttt_setup()
     team_fn, single_fn, _ = _jitted()
@@ -208,6 +209,7 @@ def test_team_search_matches_separate_searches_per_player():
     assert player.shape == (2,)
 
 
+@pytest.mark.slow
 def test_team_search_players_subset_and_scalar_lambda():
     env, net, params, states = _ttt_setup()
     full = _jitted()[0](params, jax.random.PRNGKey(1), states, LAM, None)
@@ -220,6 +222,7 @@ def test_team_search_players_subset_and_scalar_lambda():
     np.testing.assert_allclose(sub.stats.prior[:, 1], full.stats.prior[:, 0], rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_homogeneous_search_repeats_latent_zero():
     env, net, params, states = _ttt_setup()
     _, single_fn, homo_fn = _jitted()

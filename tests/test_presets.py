@@ -56,6 +56,7 @@ def test_puzzle_presets_follow_table_1():
     assert (row7.selfplay.sample_plies, row7.selfplay.sample_temperature) == (15, 10.0)
 
 
+@pytest.mark.slow
 def test_gardner_puzzle_presets_hold_out_what_they_say(tmp_path):
     from azdb_jax import runner  # pylint: disable=g-import-not-at-top
 

@@ -117,6 +117,7 @@ def test_a_stop_gradient_headset_does_not_train_the_tower():
     assert any(np.any(np.asarray(g) != 0) for g in jax.tree_util.tree_leaves(free["stem"]))
 
 
+@pytest.mark.slow
 def test_a_few_steps_lower_the_loss(tiny, trained):
     net, params, _ = tiny
     examples, config, result = trained

@@ -322,7 +322,7 @@ def test_chess_puzzle_sets_read_the_lichess_file(data_dir):
 
     sets = common.puzzle_sets("chess", 3)
     assert list(sets) == ["lichess"] and len(sets["lichess"]) == 3
-    assert all(p.variant == "chess" and p.solution for p in sets["lichess"])
+    assert all(p.game == "chess" and p.solution for p in sets["lichess"])
     gardner_sets = common.puzzle_sets("gardner_chess", 0, ["only_move"])
     assert len(gardner_sets["only_move"]) == 200
     with pytest.raises(ValueError, match="puzzle sets need"):

@@ -49,6 +49,7 @@ def tiny_run(tmp_path_factory):
     return workdir
 
 
+@pytest.mark.slow
 def test_summary_of_a_run(tiny_run):
     team = loading.load_team(tiny_run)
     summary = run_summary.summarize_run(tiny_run, team=team, num_positions=16)
@@ -72,6 +73,7 @@ def test_summary_of_a_run(tiny_run):
     assert csv_path.read_text().splitlines()[0].startswith("player,lambda,score_random")
 
 
+@pytest.mark.slow
 def test_summary_plays_games_when_asked(tiny_run):
     team = loading.load_team(tiny_run, step=2)
     summary = run_summary.summarize_run(tiny_run, team=team, num_positions=8, reference_games_count=4)

@@ -51,6 +51,7 @@ def _mates(board, move):
     return board.is_checkmate()
 
 
+@pytest.mark.slow
 def test_puct_finds_mate_in_one_in_chess():
     env = games.make("chess")
     positions = _mate_positions()
@@ -106,6 +107,7 @@ def _ttt_setup(num_players=3):
     return env, net, params, states
 
 
+@pytest.mark.slow
 def test_lambda_one_is_bit_identical_to_plain_alphazero():
     env, net, params, states = _ttt_setup()
     phi_fn = features.feature_fn(env)
@@ -135,6 +137,7 @@ def test_lambda_one_is_bit_identical_to_plain_alphazero():
 
 
 @pytest.mark.parametrize("num_simulations", [5, 17])
+@pytest.mark.slow
 def test_root_u_reproduces_the_next_root_selection(num_simulations):
     env, net, params, states = _ttt_setup()
     config = search.SearchConfig(num_simulations=num_simulations, pb_c_init=1.25, pb_c_base=19652.0)
@@ -166,6 +169,7 @@ def test_root_statistics_prior_is_clean_and_invalid_actions_never_visited():
     assert not np.asarray(stats.visited & ~states.legal_action_mask).any()
 
 
+@pytest.mark.slow
 def test_root_noise_is_dirichlet_over_the_legal_moves_only():
     from scipy import stats as scipy_stats
 
@@ -198,6 +202,7 @@ def test_root_noise_is_dirichlet_over_the_legal_moves_only():
     np.testing.assert_allclose(samples.var(0).mean(), reference.var().mean(), rtol=0.1)
 
 
+@pytest.mark.slow
 def test_root_noise_on_the_slots_equals_the_full_draw():
     # Each legal move's Gamma draw is keyed by its action id, so drawing only for the K
     # slots a search holds gives the full-width draw bit for bit when every legal move fits
@@ -272,6 +277,7 @@ def _nim_two_ply(apply, lam, *, opponent_model="self", opponent=None, num_simula
                              jnp.full(1, lam), config=config, add_noise=False, opponent=opponent, **hooks)
 
 
+@pytest.mark.slow
 def test_opponent_leaves_predicted_by_the_second_intrinsic_head():
     # As test_intrinsic_mix_on_two_ply_tree, with the consistent reading: the child (the
     # opponent to move) is worth λ·v − (1 − λ)·v_d_opp from the opponent's side, so
@@ -303,6 +309,7 @@ def test_opponent_leaves_predicted_by_the_second_intrinsic_head():
     np.testing.assert_array_equal(plain.tree.node_values, with_head.tree.node_values)
 
 
+@pytest.mark.slow
 def test_opponent_model_evaluates_the_opponents_positions_with_its_latent():
     # Nim (1, 1), λ = 1. The child (one counter, opponent to move) is worth 0.25 to latent 0
     # and -0.5 to latent 1. Root player latent 0, opponent latent 1: with information
@@ -323,6 +330,7 @@ def test_opponent_model_evaluates_the_opponents_positions_with_its_latent():
 
 
 @pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
+@pytest.mark.slow
 def test_search_alone_finds_gardner_mates_for_both_colours(algorithm):
     # With no knowledge at all (uniform prior, value 0) the search must find a mate in one
     # for White and for Black and value the root as a win for the side to move: the value

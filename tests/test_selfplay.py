@@ -56,6 +56,7 @@ def test_records_are_consistent_with_the_games():
     np.testing.assert_array_equal(r.rewards[r.terminated].sum(-1), 0.0)
 
 
+@pytest.mark.slow
 def test_autoreset_starts_new_games_with_new_players():
     graph = matchmaking.uniform(jnp.zeros((NUM_PLAYERS, NUM_PLAYERS)))
     _, _, r = _play(graph, num_plies=30)
@@ -71,6 +72,7 @@ def test_autoreset_starts_new_games_with_new_players():
     assert changed.any()  # uniform matchmaking draws fresh pairs for new games
 
 
+@pytest.mark.slow
 def test_exploiter_mask_and_selfplay_graph():
     uniform = matchmaking.uniform(jnp.zeros((NUM_PLAYERS, NUM_PLAYERS)))
     _, _, r = _play(uniform, num_plies=20)
@@ -102,12 +104,14 @@ def test_visit_sampling_then_most_visited(sample_plies):
         assert not greedy.all()  # sampling proportional to visits sometimes picks another move
 
 
+@pytest.mark.slow
 def test_gumbel_selfplay_runs():
     graph = matchmaking.selfplay(jnp.zeros((NUM_PLAYERS, NUM_PLAYERS)))
     _, _, r = _play(graph, algorithm="gumbel", num_plies=10)
     assert np.take_along_axis(r.legal_action_mask, r.action[..., None], -1).all()
 
 
+@pytest.mark.slow
 def test_start_position_sampler_feeds_new_games():
     env, _, _ = _setup()
     starts = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(5), 3))

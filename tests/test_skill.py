@@ -127,6 +127,7 @@ def _last_legal(params, key, state):
     return (n - 1 - jnp.argmax(state.legal_action_mask[:, ::-1], axis=-1)).astype(jnp.int32)
 
 
+@pytest.mark.slow
 def test_stt_team_moves_follow_the_coins_and_games_are_legal_chess():
     env = games_lib.make("chess")
     team = agents.tag_team(_first_legal, _last_legal)  # senior: lowest action id; junior: highest
@@ -197,6 +198,7 @@ def _top(log_probs, k):
 
 
 @pytest.mark.parametrize("junior_top_k,opening", [(3, (4, 0)), (2, (4, 0, 2, 1)), (9, (4, 0, 2))])
+@pytest.mark.slow
 def test_stt_expector_equals_enumeration_of_the_coin_strings(junior_top_k, opening):
     # (4, 0): X to move, wins reachable two plies on; (4, 0, 2, 1): X wins at once with
     # 6; (4, 0, 2): O to move, most replies let X win on the next ply (every move of
@@ -255,6 +257,7 @@ def test_stt_expector_equals_enumeration_of_the_coin_strings(junior_top_k, openi
     assert expected[choice] == pytest.approx(max(expected.values()), abs=1e-5)
 
 
+@pytest.mark.slow
 def test_batched_expector_and_team_play_each_game_as_alone():
     # The expector's batched form (one look-ahead batch for all games, chunks of pairs,
     # rows outside ``active`` skipped) gives every game the move its per-game call gives.
@@ -306,6 +309,7 @@ def test_batched_expector_and_team_play_each_game_as_alone():
     np.testing.assert_array_equal(np.asarray(batched), np.asarray(per_game))
 
 
+@pytest.mark.slow
 def test_hb_expector_equals_enumeration_over_the_hands_moves():
     env = games_lib.make("gardner_chess")
     apply, weights = skill_stub.stub_network(env, seed=1)
@@ -374,6 +378,7 @@ def test_move_losses_match_a_hand_replay():
     assert focal_junior["moves"] == len(mine)
 
 
+@pytest.mark.slow
 def test_hb_games_are_legal_chess_and_scored_from_the_focal_side():
     env = games_lib.make("chess")
 

@@ -33,6 +33,7 @@ def _refuses_in_one_line(script: str, base, cases, out: pathlib.Path) -> None:
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_experiment_script_refuses_bad_flags_in_one_line(tmp_path):
     base = [f"--strong={tmp_path / 'none'}", f"--junior={tmp_path / 'none'}", f"--out={tmp_path / 'out'}"]
     cases = ((["--focals=tree,leela"], "focals"), (["--frameworks=stt,chess960"], "frameworks"),
@@ -70,6 +71,7 @@ def _replay(env, start, actions):
     return games
 
 
+@pytest.mark.slow
 def test_stt_framework_selfplay_follows_the_coins_and_replays():
     from azdb_jax import search as search_lib  # pylint: disable=g-import-not-at-top
     from azdb_jax.skill import attuned  # pylint: disable=g-import-not-at-top
@@ -110,6 +112,7 @@ def test_stt_framework_selfplay_follows_the_coins_and_replays():
     np.testing.assert_allclose(batch["search_policy"].sum(-1), 1.0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_hb_framework_selfplay_keeps_the_named_piece_and_scores_capped_games_by_material():
     from azdb_jax import adjudication, presets, runner, trainer  # pylint: disable=g-import-not-at-top
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
@@ -147,6 +150,7 @@ def test_hb_framework_selfplay_keeps_the_named_piece_and_scores_capped_games_by_
         np.testing.assert_array_equal(games.outcome[b, 1 - mover[b]], -verdict[b])
 
 
+@pytest.mark.slow
 def test_attuned_fine_tuning_moves_the_network_and_saves_a_loadable_run(tmp_path):
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
     from azdb_jax import presets, runner, trainer  # pylint: disable=g-import-not-at-top

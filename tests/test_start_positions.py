@@ -172,6 +172,7 @@ def chess_runs(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_recorded_games_start_from_the_file_positions_with_the_configured_clocks(chess_runs):
     # Reference observations from FENs carrying the clock, built independently of the sampler.
     allowed = {}

@@ -80,6 +80,7 @@ def _team_search(team: Team):
     return team.search(team.params, jax.random.PRNGKey(0), root)
 
 
+@pytest.mark.slow
 def test_root_q_differs_from_the_ablation_by_the_hand_computed_intrinsic_terms():
     team = _nim_team()
     own, ablation = _team_search(team), _team_search(team.as_extrinsic_only())
@@ -180,6 +181,7 @@ def test_lambda_one_with_the_hook_is_plain_alphazero_bit_for_bit():
                                   np.float32([0.8, 1.0]))
 
 
+@pytest.mark.slow
 def test_match_agents_search_like_the_team():
     env, net, params, states, psi = _ttt()
     team = Team(env=env, apply_fn=net.apply, params=params, num_players=3,
@@ -238,6 +240,7 @@ def diverse_run(tmp_path_factory):
     return config, root
 
 
+@pytest.mark.slow
 def test_loaded_team_searches_as_in_selfplay(diverse_run):
     config, root = diverse_run
     team = loading.load_team(root / "straight")
@@ -271,6 +274,7 @@ STS_LINES = [
 ]
 
 
+@pytest.mark.slow
 def test_puzzle_reports_label_the_ablation_and_player_0_is_unchanged(tmp_path):
     net = networks.make_network(networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8),
                                 num_actions=4672, num_players=2)

@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import checkpoint, trainer  # noqa: E402
+from azdb_jax import arena, checkpoint, trainer  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
 from azdb_jax import runner  # noqa: E402
 from azdb_jax.presets import get_preset  # noqa: E402
@@ -35,6 +35,7 @@ def _records(workdir):
     return runner.read_metrics(workdir, wall_clock=False)
 
 
+@pytest.mark.slow
 def test_every_finished_transition_is_stored_once():
     # A transition at window position t sees 2T - t - 1 later plies; tic-tac-toe games last
     # at most 9 plies <= T + 1 for T = 8, so every trainable transition gets its outcome (in
@@ -61,6 +62,7 @@ def test_every_finished_transition_is_stored_once():
     assert set(np.unique(z)) <= {-1.0, 0.0, 1.0} and (z == 1.0).any()
 
 
+@pytest.mark.slow
 def test_resume_continues_exactly(tmp_path):
     config = tiny_config()
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
@@ -105,9 +107,8 @@ def test_evaluation_plays_the_chosen_opponents_only(tmp_path):
         tiny_config('run.eval_opponents=["random","random"]')
     components = runner.build_components(tiny_config())
     chosen = runner.Evaluator(tiny_config('run.eval_opponents=["perfect","previous"]'), components)
-    assert list(chosen._games) == ["perfect", "previous"]  # pylint: disable=protected-access
-    assert set(runner.Evaluator(tiny_config(), components)._games) == {  # pylint: disable=protected-access
-        "random", "perfect", "minimax2", "previous"}
+    assert chosen.opponents == ("perfect", "previous")
+    assert set(runner.Evaluator(tiny_config(), components).opponents) == {"random", "perfect", "minimax2", "previous"}
     with pytest.raises(ValueError, match="no opponent 'oracle' for tic_tac_toe"):
         runner.Evaluator(tiny_config('run.eval_opponents=["oracle"]'), components)
     # A run evaluates exactly the chosen ones (the previous network from its second evaluation).
@@ -116,6 +117,51 @@ def test_evaluation_plays_the_chosen_opponents_only(tmp_path):
     assert sorted(set(evals)) == [(2, "perfect"), (4, "perfect"), (4, "previous")]
 
 
+def test_evaluation_is_one_program_whose_opponents_play_as_separate_matches(monkeypatch):
+    """Every opponent, "previous" included (a stand-in before there is one), is one traced
+    and compiled program for every player and evaluation; each opponent's games are the
+    match ``arena.play_games`` plays against it alone with the same key, game for game."""
+    config = tiny_config("team.lam=0.5", "diversity.l0=0.3", "run.eval_games=6")
+    components = runner.build_components(config)
+    assert components.diverse
+    traces = []
+    original = arena.play_each
+    monkeypatch.setattr(arena, "play_each", lambda *a, **k: (traces.append(1), original(*a, **k))[1])
+    evaluator = runner.Evaluator(config, components)
+    names = ("random", "perfect", "minimax2", "previous")
+    assert evaluator.opponents == names and evaluator.players == [0, 1]
+    state = trainer.init_trainer(components, jax.random.PRNGKey(0))
+    first_params, psi = state.train_state.params, state.expected_features.psi
+    params = jax.tree.map(lambda x: x * 1.5, first_params)
+    key = jax.random.PRNGKey(7)
+    first = evaluator(first_params, key, 2, psi)
+    second = evaluator(params, key, 4, psi)
+    assert len(traces) == 1 and evaluator.games.play._cache_size() == 1  # pylint: disable=protected-access
+    assert [(r["player"], r["opponent"]) for r in first] == [(p, o) for p in (0, 1) for o in names[:3]]
+    assert [(r["player"], r["opponent"]) for r in second] == [(p, o) for p in (0, 1) for o in names]
+    # The second evaluation's matches one by one: keys split off in turn, the previous network the first's.
+    games = evaluator.games
+    alone = jax.jit(lambda pa, pb, k, policy: arena.play_games(
+        components.env, games.agent, pa, policy, pb, k, num_games=6, max_plies=games.max_plies,
+        adjudicate=games.adjudicate), static_argnames="policy")
+    keys = {}
+    for player in (0, 1):
+        for name in names:
+            key, keys[player, name] = jax.random.split(key)
+    current = (params, psi, jnp.int32(1))
+    params_b = (None, None, None, (first_params, psi, jnp.int32(1)))
+    together = jax.device_get(games.play(current, params_b, jnp.stack([keys[1, name] for name in names])))
+    records = {r["opponent"]: r for r in second if r["player"] == 1}
+    fields = ("wins", "draws", "losses", "unfinished", "adjudicated", "mean_length")
+    for j, (name, policy) in enumerate(zip(names, games.policies)):
+        single = jax.device_get(alone(current, params_b[j], keys[1, name], policy))
+        for mine, theirs in zip(jax.tree.map(lambda x, j=j: x[j], together), single):
+            np.testing.assert_array_equal(mine, theirs)
+        summary = arena.summarize(single)
+        assert {f: records[name][f] for f in fields} == {f: summary[f] for f in fields}, name
+
+
+@pytest.mark.slow
 def test_diversity_terms_flow_into_records_and_targets():
     config = tiny_config("team.num_players=3", "team.lam=0.5", "diversity.l0=0.3", "diversity.n_td=2",
                          "selfplay.num_plies=8")
@@ -180,6 +226,7 @@ def test_checkpoint_written_before_the_intrinsic_part_restores_with_zeros(tmp_pa
     assert components.diverse is False
 
 
+@pytest.mark.slow
 def test_psro_nash_run_writes_graph_images(tmp_path):
     config = tiny_config("team.num_players=3", "team.matchmaker=psro_nash", "run.eval_every=0",
                          "run.num_iterations=2", "run.checkpoint_every=1")
@@ -221,6 +268,7 @@ def test_the_abstract_state_is_traced_once_per_configuration_and_matches_a_fresh
             == [True] * len(jax.tree.leaves(fresh))
 
 
+@pytest.mark.slow
 def test_a_continued_run_still_loads_its_earlier_checkpoints(tmp_path):
     config = tiny_config("run.num_iterations=2", "run.eval_every=0")
     runner.train(config, tmp_path / "run", progress=False)
@@ -240,6 +288,7 @@ def test_a_continued_run_still_loads_its_earlier_checkpoints(tmp_path):
         runner.load_run(tmp_path / "run", step=2)
 
 
+@pytest.mark.slow
 def test_runs_of_one_configuration_share_its_programs_and_train_as_with_fresh_ones(tmp_path, monkeypatch):
     """A second run of a configuration (another seed and length) traces no program again,
     and trains exactly as the same run with programs built afresh; any other field, or

@@ -58,6 +58,7 @@ def _run(env, net, params, states, key, **config):
 
 @pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
 @pytest.mark.parametrize("game,slots", [("connect_four", 3), ("gardner_chess", 48)])
+@pytest.mark.slow
 def test_compact_tree_equals_full_width_tree(game, slots, algorithm):
     # Slots ordered by action id and action-keyed tie noise: any K at least the number of
     # legal moves visits exactly what K = A visits (same keys). connect_four with K = 3
@@ -81,6 +82,7 @@ def test_compact_tree_equals_full_width_tree(game, slots, algorithm):
             assert set(np.flatnonzero(compact.visits[b])) <= set(top3[b])
 
 
+@pytest.mark.slow
 def test_compact_tree_equals_full_width_tree_on_chess():
     env = games.make("chess")
     fens = [chess.STARTING_FEN, "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 4 4"]
@@ -99,6 +101,7 @@ def test_compact_tree_equals_full_width_tree_on_chess():
         assert visited and visited <= legal
 
 
+@pytest.mark.slow
 def test_puct_matches_mctx_muzero_policy():
     # The reference: mctx's own PUCT over the full action space with the same recurrent
     # function (legal moves masked in the logits). Only exact ties could split them (mctx
@@ -128,6 +131,7 @@ def test_puct_matches_mctx_muzero_policy():
 
 
 @pytest.mark.parametrize("game", ["chess", "gardner_chess", "connect_four"])
+@pytest.mark.slow
 def test_packed_states_step_exactly_like_the_originals(game):
     # Random playouts: stepping unpack(pack(s)) gives the same next state as stepping s,
     # field for field (repetition draws and all), and a packed chess state is small.

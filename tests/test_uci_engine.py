@@ -12,6 +12,7 @@ checkpoints are ``experiments/uci_match.py``; their numbers are in docs/results.
 """
 
 import io
+import logging
 import pathlib
 import subprocess
 import sys
@@ -58,6 +59,7 @@ def engine_command(run: pathlib.Path, *extra: str):
     return [sys.executable, "-m", "azdb_jax.uci", f"--checkpoint={run}", "--hash=16", "--threads=1", *extra]
 
 
+@pytest.mark.slow
 def test_handshake_info_and_bad_input_through_python_chess(chess_run):
     engine = chess.engine.SimpleEngine.popen_uci(engine_command(chess_run, "--rule=gap"), timeout=None, cwd=REPO)
     try:
@@ -94,6 +96,61 @@ def test_handshake_info_and_bad_input_through_python_chess(chess_run):
         engine.quit()
 
 
+ALPHABETA_COMMAND = [sys.executable, "-m", "azdb_jax.classical.uci"]
+
+
+@pytest.fixture(params=["alphabeta", "team"])
+def any_engine(request):
+    """Each of the project's UCI engines (the team's on the module's chess checkpoint)."""
+    if request.param == "alphabeta":
+        return ALPHABETA_COMMAND
+    return engine_command(request.getfixturevalue("chess_run"))
+
+
+@pytest.mark.slow
+def test_the_server_core_through_python_chess(any_engine, caplog):
+    """What azdb_jax/uci/server.py does for both engines, seen by python-chess's client:
+    the options every engine has, bad commands answered with an error and the engine
+    still playing, an infinite search ended by stop, a move within its time."""
+    caplog.set_level(logging.DEBUG, logger="chess.engine")
+    engine = chess.engine.SimpleEngine.popen_uci(any_engine, timeout=None, cwd=REPO)
+
+    def answers(*lines):
+        """What the engine writes in answer to raw ``lines`` (up to readyok)."""
+        caplog.clear()
+        for line in lines:
+            engine.protocol.loop.call_soon_threadsafe(engine.protocol.send_line, line)
+        engine.ping()
+        return [record.getMessage().split(": >> ", 1)[1] for record in caplog.records
+                if ": >> " in record.getMessage()]
+
+    try:
+        assert engine.options["UCI_Variant"].var == ["chess", "gardner"] and "Move Overhead" in engine.options
+        engine.ping()
+        for line, error in (("flip the board", "unknown command 'flip'"),
+                            ("position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNX w KQkq - 0 1",
+                             "position fen: malformed FEN"),
+                            ("position startpos moves e2e4 e2e4", "position: move 2 'e2e4' is illegal"),
+                            ("setoption name Nope value 1", "setoption: unknown option 'Nope'"),
+                            ("setoption name Move Overhead value -5", "is outside [0, 10000]"),
+                            ("setoption name UCI_Variant value shogi", "is not one of chess, gardner")):
+            out = answers(line)
+            assert any(text.startswith("info string error: ") and error in text for text in out), (line, out)
+            assert out[-1] == "readyok"
+        board = chess.Board()
+        board.push_uci("e2e4")
+        with engine.analysis(board) as analysis:  # go infinite
+            for info in analysis:
+                if "depth" in info:
+                    break
+        assert analysis.wait().move in board.legal_moves  # stop, then bestmove
+        start = time.monotonic()
+        result = engine.play(board, chess.engine.Limit(time=0.3))
+        assert result.move in board.legal_moves and time.monotonic() - start < 2.0
+    finally:
+        engine.quit()
+
+
 class Pipes:
     """The engine on its own pipes, each line timed as it arrives."""
 
@@ -119,6 +176,7 @@ class Pipes:
         self.process.wait(timeout=60)
 
 
+@pytest.mark.slow
 def test_after_readyok_the_first_movetime_200_answers_within_a_second(chess_run):
     engine = Pipes(engine_command(chess_run))
     try:
@@ -142,6 +200,7 @@ def test_after_readyok_the_first_movetime_200_answers_within_a_second(chess_run)
         engine.close()
 
 
+@pytest.mark.slow
 def test_the_searcher_compiles_nothing_after_its_warm_up(chess_run):
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci import protocol  # pylint: disable=g-import-not-at-top
@@ -154,7 +213,7 @@ def test_the_searcher_compiles_nothing_after_its_warm_up(chess_run):
     moves, reused = [], []
     for _ in range(4):  # the engine's moves and the replies its line expects
         position = protocol.parse_position(["startpos", "moves", *moves])
-        reused.append(searcher.start(protocol.searchable(position.board(), "chess"),
+        reused.append(searcher.start(protocol.searchable(position.board()),
                                      (position.start_fen, position.moves)))
         for size in (3, 17, 1):
             searcher.grow(size, budget=21)
@@ -167,6 +226,7 @@ def test_the_searcher_compiles_nothing_after_its_warm_up(chess_run):
     assert reused[0] is False and all(reused[1:])  # the chosen player's tree holds its own line (a PUCT team)
 
 
+@pytest.mark.slow
 def test_games_against_stockfish_under_a_clock(chess_run, stockfish_path):
     openings = {name: gauntlet.OPENINGS[name] for name in ("Sicilian", "Queen's Gambit Declined")}
     records = gauntlet.play_match(
@@ -217,6 +277,7 @@ def replay_gardner_pgn(pgn: str):
     return board, headers
 
 
+@pytest.mark.slow
 def test_gardner_engine_against_fairy_stockfish(gardner_run, fsf_path):
     """python-chess's client on GardnerBoards sends UCI_Variant gardner and FEN positions to
     both engines (it raises if an engine lacks the option)."""

@@ -1,9 +1,11 @@
-"""azdb_jax/uci: the protocol parsers, the clock, and the engine's command handling.
+"""azdb_jax/uci: the protocol parsers, the clock, the server core and the engine's command handling.
 
-The engine runs here with a scripted searcher (no network; its simulations cost a fixed
-time each), so every command, option, time limit and error path is checked in
-milliseconds; tests/test_uci_engine.py plays real games with a checkpoint through
-python-chess against Stockfish.
+The team's engine runs here with a scripted searcher (no network; its simulations cost a
+fixed time each), so every command, option, time limit and error path is checked in
+milliseconds; the server core (``azdb_jax.uci.server``, shared with azdb-alphabeta) runs
+with a small engine of its own that plays the last legal move and fails where a test
+asks it to. tests/test_uci_engine.py drives both real engines through python-chess and
+plays real games with a checkpoint against Stockfish.
 """
 
 import json
@@ -16,8 +18,9 @@ import numpy as np
 import pytest
 
 from azdb_jax.uci import engine as engine_lib
-from azdb_jax.uci import lookup, protocol, searcher, timeman
+from azdb_jax.uci import lookup, protocol, searcher, server, timeman
 from azdb_jax.uci.protocol import UciError
+from azdb_jax.uci.server import OptionSpec
 
 
 # ------------------------------------------------------------------ protocol
@@ -55,7 +58,7 @@ def test_gardner_positions_follow_the_env():
     from azdb_jax.envs import gardner_interop  # pylint: disable=g-import-not-at-top
     from azdb_jax.envs.gardner_board import GardnerBoard  # pylint: disable=g-import-not-at-top
 
-    assert protocol.GARDNER_STARTING_FEN == gardner_interop.STARTING_FEN
+    assert protocol.starting_fen("gardner") == gardner_interop.STARTING_FEN
     assert protocol.Position.start("gardner").board().fen() == gardner_interop.STARTING_FEN
     position = protocol.parse_position(["startpos", "moves", "b1c3", "b4c3"], "gardner")
     expected = GardnerBoard()
@@ -64,7 +67,7 @@ def test_gardner_positions_follow_the_env():
     assert position.board() == expected and position.board().move_stack == expected.move_stack
     fen = "4k/5/5/5/R3K w - - 7 30"
     assert protocol.parse_position(["fen", *fen.split()], "gardner").board().fen() == fen
-    for args, message in [(["fen", "rnbqk/ppppp/5/PPPPP/RNBQ w - - 0 1"], "not a Gardner position"),
+    for args, message in [(["fen", "rnbqk/ppppp/5/PPPPP/RNBQ w - - 0 1"], "malformed FEN .* for gardner"),
                           (["startpos", "moves", "b2b4"], "move 1 'b2b4' is illegal"),
                           (["startpos", "moves", "e2f3"], "move 1 'e2f3' is not a UCI move"),
                           (["startpos", "moves", "0000"], "move 1 '0000' is illegal")]:
@@ -74,13 +77,30 @@ def test_gardner_positions_follow_the_env():
         protocol.parse_position(["startpos"], "shogi")
 
 
+def test_the_protocol_games_are_the_registry_games_played_over_uci():
+    from azdb_jax import games  # pylint: disable=g-import-not-at-top
+
+    assert protocol.VARIANTS == games.UCI_VARIANTS
+    for variant in protocol.VARIANTS:
+        game, record = protocol.uci_game(variant), games.by_uci_variant(variant)
+        assert game.game_id == record.id and protocol.variant_of_game(record.id) == variant
+        board = record.board.new_board(None)
+        assert type(board) is game.board_type and board.uci_variant == variant  # what python-chess's client sends
+        assert game.start_fen == board.fen() and game.board_size == record.board.board_size
+    for record in games.REGISTRY:
+        if record.uci_variant is None:
+            assert protocol.variant_of_game(record.id) is None
+    with pytest.raises(UciError, match="this engine plays chess or gardner"):
+        protocol.uci_game("shogi")
+
+
 def test_gardner_game_the_gui_plays_on_after_the_env_ended_it():
     shuffle = ["b1a3", "b5c3", "a3b1", "c3b5"] * 2  # the start position stands a third time
     ended = protocol.parse_position(["startpos", "moves", *shuffle], "gardner").board()
     assert ended.is_game_over() and ended.termination() == "threefold_repetition"
     on = protocol.parse_position(["startpos", "moves", *shuffle, "b1a3"], "gardner").board()
     assert not on.is_game_over() and on.fen().split()[:2] == ["rnbqk/ppppp/N4/PPPPP/R1BQK", "b"]
-    fifty = protocol.searchable(protocol.new_board("gardner", "4k/5/5/5/R3K w - - 100 80"), "gardner")
+    fifty = protocol.searchable(protocol.new_board("gardner", "4k/5/5/5/R3K w - - 100 80"))
     assert fifty.halfmove_clock == 99 and not fifty.is_game_over()
 
 
@@ -99,7 +119,7 @@ def test_a_gui_sending_the_game_move_after_move_replays_only_the_new_moves():
     try:
         extended = protocol.parse_position(["startpos", "moves", *moves], "gardner", previous=previous)
         assert replayed == moves[2:]  # only the two new moves
-        same = protocol.parse_position(["fen", protocol.GARDNER_STARTING_FEN, "moves", *moves], "gardner",
+        same = protocol.parse_position(["fen", protocol.starting_fen("gardner"), "moves", *moves], "gardner",
                                        previous=extended)
         assert replayed == moves[2:]  # 'fen <start>' is the same game: nothing replayed
         branched = protocol.parse_position(["startpos", "moves", "b1a3", "b4b3"], "gardner", previous=extended)
@@ -370,11 +390,17 @@ class ScriptedSearcher:
 
 
 class Session:
-    def __init__(self, script=None, scripts=None, variant_of=None, **defaults):
+    """An engine in process and its output lines: the team engine on ``script`` (or on
+    ``scripts`` by checkpoint), or ``make_engine(write)``."""
+
+    def __init__(self, script=None, scripts=None, variant_of=None, make_engine=None, **defaults):
         self.lines = []
         self.cond = threading.Condition()
         self.script = script or ScriptedSearcher()
         self.loads = []
+        if make_engine is not None:
+            self.engine = make_engine(self._write)
+            return
 
         def load(options):
             self.loads.append(dict(options))
@@ -632,3 +658,164 @@ def test_checkpoint_variant_reads_the_game_from_the_run_config(tmp_path):
     (tmp_path / "bad" / "config.json").write_text("{not json")
     for spec in ("", str(tmp_path / "missing"), str(tmp_path / "bad"), f"{tmp_path / 'chess'}@x"):
         assert checkpoint_variant(spec) is None  # unreadable: loading reports why
+
+
+# ------------------------------------------------------------------ the server core (azdb_jax/uci/server.py)
+
+
+class LastMove(server.UciServer):
+    """Plays the last legal move in UCI order; ``go depth 13`` makes its search fail, and
+    ``go infinite``/``go ponder`` search until stopped."""
+
+    NAME = "last move"
+    PREPARE_OPTIONS = ("Table",)
+
+    def __init__(self, write):
+        self.prepares, self.new_games, self.jobs = 0, 0, []
+        super().__init__(write, defaults={"Table": "good"})
+
+    def option_specs(self, defaults):
+        return [server.variant_option("chess"), OptionSpec("Table", "string", defaults["Table"]),
+                OptionSpec("Notes", "string", ""), OptionSpec("Fast", "check", False), server.overhead_option(0)]
+
+    def set_option(self, name, value):
+        if name == "Notes" and value == "crash":
+            raise KeyError(value)  # a bug in an engine's option handling: reported, not fatal
+        super().set_option(name, value)
+
+    def prepare(self):
+        self.prepares += 1
+        if self.options["Table"] == "missing":
+            raise FileNotFoundError("Table 'missing': no such file")
+        if self.options["Table"] == "broken":
+            raise RuntimeError("the table is corrupt")
+        return f"table {self.options['Table']} ready"
+
+    def new_game(self):
+        self.new_games += 1
+
+    def search(self, job):
+        self.jobs.append(job)
+        if job.go.depth == 13:
+            raise RuntimeError("the search failed")
+        if job.go.infinite or job.go.ponder:
+            job.stop.wait()
+        return sorted(move.uci() for move in job.legal)[-1]
+
+
+@pytest.fixture
+def session():
+    s = Session(make_engine=LastMove)
+    yield s
+    s.close()
+
+
+def test_options_are_declared_and_checked(session):
+    session.send("uci")
+    session.wait_for("uciok")
+    assert session.lines == [
+        "id name last move", "id author the azdb_jax authors",
+        "option name UCI_Variant type combo default chess var chess var gardner",
+        "option name Table type string default good", "option name Notes type string default <empty>",
+        "option name Fast type check default false", "option name Move Overhead type spin default 0 min 0 max 10000"]
+    session.lines.clear()
+    session.send("setoption name notes value two words", "setoption name FAST value TRUE")  # names: any case
+    assert session.engine.options["Notes"] == "two words" and session.engine.options["Fast"] is True
+    session.send("setoption name Notes value <empty>")
+    assert session.engine.options["Notes"] == ""
+    for command, message in (("setoption name Fast value maybe", "expected true or false"),
+                             ("setoption name Move Overhead value -1", "outside [0, 10000]"),
+                             ("setoption name UCI_Variant value shogi", "not one of chess, gardner"),
+                             ("setoption name Speed value 3", "unknown option 'Speed'"),
+                             ("setoption Fast", "expected 'setoption name"),
+                             ("setoption name Notes value crash", "setoption: KeyError: 'crash'"),
+                             ("flip", "unknown command 'flip'")):
+        session.send(command)
+        assert message in session.wait_for("info string error: ")
+    assert session.lines == []
+
+
+def test_preparing_is_reported_before_readyok_and_failures_leave_the_engine_serving(session):
+    session.send("isready")
+    assert session.wait_for("info string ") == "info string table good ready"
+    session.wait_for("readyok")
+    session.send("ucinewgame", "isready")
+    session.wait_for("readyok")
+    assert session.engine.prepares == 1 and session.engine.new_games == 1  # ucinewgame keeps what was prepared
+    session.send("setoption name Table value missing", "isready")
+    assert session.wait_for("info string error:") == "info string error: Table 'missing': no such file"
+    session.wait_for("readyok")
+    session.send("position startpos", "go movetime 50")
+    assert "cannot search (Table 'missing': no such file)" in session.wait_for("info string error:")
+    assert session.wait_for("bestmove") == "bestmove (none)"
+    session.send("setoption name Table value broken", "go movetime 50")  # prepared by go itself
+    assert "preparing failed: RuntimeError: the table is corrupt" in session.wait_for("info string error:")
+    assert session.wait_for("bestmove") == "bestmove (none)"
+    session.send("setoption name Table value good", "go movetime 50")
+    assert session.wait_for("info string table good ready")
+    assert session.wait_for("bestmove") == "bestmove h2h4"
+    assert session.engine.prepares == 4
+
+
+def test_a_search_job_carries_the_board_and_the_clock(session):
+    session.send("position startpos moves e2e4", "go wtime 60000 btime 30000 winc 1000 binc 500 movestogo 10")
+    assert session.wait_for("bestmove") == "bestmove h7h6"
+    job = session.engine.jobs[-1]
+    assert job.board.move_stack == [chess.Move.from_uci("e2e4")] and len(job.legal) == 20
+    assert job.budget == pytest.approx(30000 / 10 / 1000 + 0.75 * 0.5)  # Black's clock: timeman.move_budget
+    assert job.deadline == pytest.approx(job.received + job.budget) and not job.forced
+    session.send("setoption name Move Overhead value 100", "go movetime 300")
+    session.wait_for("bestmove")
+    assert session.engine.jobs[-1].budget == pytest.approx(0.2)
+    session.send("go nodes 5 depth 4")
+    session.wait_for("bestmove")
+    assert session.engine.jobs[-1].deadline is None and session.engine.jobs[-1].go.depth == 4
+    session.send("position fen 7k/8/8/8/8/8/6q1/7K w - - 0 1", "go wtime 1000 btime 1000")  # one legal move
+    assert session.wait_for("bestmove") == "bestmove h1g2" and session.engine.jobs[-1].forced
+
+
+def test_a_failed_search_plays_a_legal_move_and_no_position_none(session):
+    session.send("position startpos", "go depth 13")
+    assert "search: RuntimeError: the search failed" in session.wait_for("info string error:")
+    assert session.wait_for("info string no searched move") == "info string no searched move; playing a2a3"
+    assert session.wait_for("bestmove") == "bestmove a2a3"
+    session.send("position startpos moves e2e4 e7e5 e1e3")
+    assert "move 3 'e1e3' is illegal" in session.wait_for("info string error:")
+    session.send("d")
+    assert session.wait_for("info string position") == "info string position (none: the last position was bad)"
+    session.send("go movetime 10")
+    assert "no valid position" in session.wait_for("info string error:")
+    assert session.wait_for("bestmove") == "bestmove (none)"
+    session.send("position fen 7k/5QQ1/8/8/8/8/8/K7 b - - 0 1", "go movetime 10")  # checkmated
+    assert "the game is over" in session.wait_for("info string error:")
+    assert session.wait_for("bestmove") == "bestmove (none)"
+
+
+def test_infinite_and_ponder_searches_answer_after_stop_ponderhit_or_quit(session):
+    session.send("position startpos", "go infinite", "isready")
+    session.wait_for("readyok", timeout=1.0)  # answered while searching
+    time.sleep(0.1)
+    assert not any(line.startswith("bestmove") for line in session.lines)
+    session.send("stop")
+    assert session.wait_for("bestmove") == "bestmove h2h4"
+    session.send("go ponder searchmoves e2e4 mate 3")
+    assert "searchmoves is not supported" in session.wait_for("info string go:")
+    session.send("ponderhit")
+    session.wait_for("bestmove")
+    session.send("go infinite")
+    assert session.engine.handle("quit") is False
+    session.engine.shutdown()
+    session.wait_for("bestmove")
+
+
+def test_the_game_follows_uci_variant(session):
+    session.send("setoption name UCI_Variant value gardner", "isready")
+    session.wait_for("readyok")
+    assert session.engine.prepares == 1 and session.engine.game.board_size == 5
+    session.send("position startpos moves b1c3", "go movetime 50")
+    assert session.wait_for("bestmove") == "bestmove e4e3"
+    session.send("position startpos moves e2e4")  # a chess move: pawns step one square in Gardner chess
+    assert "move 1 'e2e4' is illegal" in session.wait_for("info string error:")
+    session.send("setoption name UCI_Variant value chess", "position startpos moves e2e4", "go movetime 50")
+    assert session.wait_for("bestmove") == "bestmove h7h6"
+    assert session.engine.prepares == 2  # prepared again for the other game

@@ -23,16 +23,19 @@ import numpy as np
 import tqdm
 
 from azdb_jax import games, referee
+from azdb_jax.classical import player as classical_player
 from azdb_jax.evaluation.matches import MatchResult, tally
 
-__all__ = ["GAMES", "play_host_match", "gardner_starts", "chess_starts", "match_record",
-           "fixed_positions", "resumable_report"]
+__all__ = ["GAMES", "play_host_match", "host_starts", "random_starts", "gardner_starts", "book_starts", "chess_starts",
+           "match_record", "fixed_positions", "resumable_report"]
 
 Player = referee.Player
 
-# The games the classical searcher plays, by registry id (``azdb_jax.games``): the
-# ``--game`` choices of the classical scripts.
-GAMES = ("chess", "gardner_chess")
+# The games the classical searcher plays, by registry id (``azdb_jax.games``): those with
+# host-side boards of a size it searches (``player.BOARD_SIZES``); the ``--game`` choices
+# of the classical scripts.
+GAMES = tuple(game.id for game in games.REGISTRY
+              if game.board is not None and game.board.board_size in classical_player.BOARD_SIZES)
 
 
 def play_host_match(player_a: Player, player_b: Player, start_fens: Sequence[Optional[str]], *, env_id: str = "chess",
@@ -88,16 +91,22 @@ def play_host_match(player_a: Player, player_b: Player, start_fens: Sequence[Opt
                        finished=np.asarray(rows["finished"]), length=length, actions=actions)
 
 
-def gardner_starts(count: int, plies: int, seed: int) -> List[str]:
-    """``count`` distinct positions after ``plies`` uniformly random plies (games not over)."""
-    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
+def _check_game(env_id: str) -> games.Game:
+    if env_id not in GAMES:
+        raise ValueError(f"the classical searcher plays {', '.join(GAMES)}, not {env_id!r}")
+    return games.get(env_id)
 
+
+def random_starts(env_id: str, count: int, plies: int, seed: int) -> List[str]:
+    """``count`` distinct positions of game ``env_id`` (one of ``GAMES``) after ``plies``
+    uniformly random plies (games not over)."""
+    size = _check_game(env_id).board.board_size
     rng, fens, tries = random.Random(seed), [], 0
     while len(fens) < count:
         tries += 1
         if tries > 100 * count:
             raise ValueError(f"only {len(fens)} distinct start positions after {plies} random plies")
-        position = GardnerPosition()
+        position = classical_player.search_position(size)
         for _ in range(plies):
             moves = position.legal_moves()
             if not moves:
@@ -108,12 +117,35 @@ def gardner_starts(count: int, plies: int, seed: int) -> List[str]:
     return fens
 
 
-def chess_starts(count: int, book) -> List[str]:
-    """The first ``count`` positions of a FEN/EPD book (default: the shared 4-move book)."""
+def gardner_starts(count: int, plies: int, seed: int) -> List[str]:
+    """``random_starts`` of Gardner chess."""
+    return random_starts("gardner_chess", count, plies, seed)
+
+
+def book_starts(env_id: str, count: int, book=None) -> List[str]:
+    """The first ``count`` positions of a FEN/EPD book: ``book``, or the game's
+    ``opening_book`` (chess: the shared 4-move book)."""
     from azdb_jax import data  # pylint: disable=g-import-not-at-top
 
-    path = pathlib.Path(book) if book else data.data_path("books", "4mvs_+90_+99.epd")
+    game = games.get(env_id)
+    if not book and game.opening_book is None:
+        raise ValueError(f"{env_id} has no opening book; give the path of a FEN/EPD book")
+    path = pathlib.Path(book) if book else data.data_path(*game.opening_book)
     return [position.board().fen() for position in data.load_book(path)][:count]
+
+
+def chess_starts(count: int, book) -> List[str]:
+    """``book_starts`` of chess."""
+    return book_starts("chess", count, book)
+
+
+def host_starts(env_id: str, count: int, *, plies: int, seed: int, book=None) -> List[str]:
+    """``count`` start positions of the host-side matches of game ``env_id``: from its
+    opening book (``book_starts``; ``book`` replaces the game's) when the game has one,
+    else after ``plies`` random plies (``random_starts``, seeded ``seed``)."""
+    if games.get(env_id).opening_book is not None:
+        return book_starts(env_id, count, book)
+    return random_starts(env_id, count, plies, seed)
 
 
 def match_record(match: MatchResult) -> Dict[str, Any]:
@@ -127,23 +159,16 @@ def match_record(match: MatchResult) -> Dict[str, Any]:
 
 def fixed_positions(env_id: str, count: int) -> Tuple[List[str], List[Any]]:
     """(FENs, search positions) of the benchmarks' fixed positions of game ``env_id`` (one
-    of ``GAMES``): chess, the first ``count`` positions of the shared 4-move book; Gardner
-    chess, ``count`` distinct positions after 6 random plies (seed 1).
+    of ``GAMES``): ``host_starts`` at 6 random plies, seed 1 (chess: the first ``count``
+    positions of the shared 4-move book; Gardner chess: ``count`` distinct positions after
+    6 random plies).
 
     Raises:
       ValueError: a game the classical searcher does not play.
     """
-    from azdb_jax.classical import player  # pylint: disable=g-import-not-at-top
-
-    if env_id not in GAMES:
-        raise ValueError(f"the classical searcher plays {', '.join(GAMES)}, not {env_id!r}")
-    if env_id == "chess":
-        fens = chess_starts(count, None)
-        return fens, [player.position_of(chess.Board(fen)) for fen in fens]
-    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
-
-    fens = gardner_starts(count, 6, seed=1)
-    return fens, [GardnerPosition(fen) for fen in fens]
+    size = _check_game(env_id).board.board_size
+    fens = host_starts(env_id, count, plies=6, seed=1)
+    return fens, [classical_player.search_position(size, fen) for fen in fens]
 
 
 def resumable_report(path, empty: Dict[str, Any]) -> Dict[str, Any]:

@@ -30,7 +30,8 @@ import chess
 from azdb_jax.classical import evaluation, search
 from azdb_jax.classical.chess_position import ChessPosition
 
-__all__ = ["PlayerSpec", "parse_spec", "is_spec", "AlphaBetaPlayer", "player_from_spec", "position_of", "PREFIX"]
+__all__ = ["PlayerSpec", "parse_spec", "is_spec", "AlphaBetaPlayer", "player_from_spec", "position_of",
+           "board_from_fen", "search_position", "BOARD_SIZES", "PREFIX"]
 
 PREFIX = "alphabeta"
 _SWITCHES = {"ab": "alpha_beta", "alpha_beta": "alpha_beta", "id": "iterative_deepening",
@@ -111,6 +112,35 @@ def position_of(board) -> Any:
     from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
 
     return GardnerPosition.from_board(board)
+
+
+# The board sizes (squares a side, a game's ``BoardGame.board_size``) the searcher plays:
+# 8, chess (``ChessPosition``), and 5, Gardner chess (``GardnerPosition``).
+BOARD_SIZES = (8, 5)
+
+
+def _check_size(size: int) -> None:
+    if size not in BOARD_SIZES:
+        raise ValueError(f"the classical searcher plays boards of {' or '.join(map(str, BOARD_SIZES))} squares a side, "
+                         f"not {size}")
+
+
+def search_position(size: int, fen: Optional[str] = None) -> Any:
+    """A search position of a board of ``size`` squares a side (one of ``BOARD_SIZES``):
+    ``fen``, or the game's initial position."""
+    _check_size(size)
+    if size == 8:
+        return ChessPosition() if fen is None else ChessPosition(fen)
+    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
+
+    return GardnerPosition() if fen is None else GardnerPosition(fen)
+
+
+def board_from_fen(fen: str, size: int) -> Any:
+    """What a player searches from a FEN of a board of ``size`` squares a side: a
+    ``chess.Board`` (8; an opening book reads it) or a ``GardnerPosition`` (5)."""
+    _check_size(size)
+    return chess.Board(fen) if size == 8 else search_position(size, fen)
 
 
 def _board_size(board) -> int:

@@ -18,7 +18,6 @@ are ignored: the player is deterministic.
 
 from typing import Any
 
-import chess
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -27,21 +26,6 @@ import pgx.core
 from azdb_jax.classical import player as player_lib
 
 __all__ = ["alphabeta_policy"]
-
-
-def _move_to_action(env_id: str, state, fen: str, move: chess.Move) -> int:
-    """The pgx action of a legal ``move`` in a single host-side state (NumPy only)."""
-    if env_id == "chess":
-        from azdb_jax.envs import chess_interop  # pylint: disable=g-import-not-at-top
-
-        return int(chess_interop.move_to_action(move, chess.Board(fen)))
-    from azdb_jax.envs import gardner_interop  # pylint: disable=g-import-not-at-top
-
-    legal = np.flatnonzero(np.asarray(state.legal_action_mask))
-    names = gardner_interop.decode_actions(legal, state)
-    if move.uci() not in names:
-        raise ValueError(f"alphabeta played {move.uci()}, not a legal action of {fen}")
-    return int(legal[names.index(move.uci())])
 
 
 def alphabeta_policy(env: pgx.core.Env, spec: Any) -> Any:
@@ -55,7 +39,6 @@ def alphabeta_policy(env: pgx.core.Env, spec: Any) -> Any:
 
     game = games.board_game(env)
     player = player_lib.player_from_spec(spec) if isinstance(spec, str) else spec
-    make = chess.Board if env.id == "chess" else _gardner_position
 
     def host(state) -> np.ndarray:
         done = np.asarray(state.terminated) | np.asarray(state.truncated)
@@ -65,7 +48,11 @@ def alphabeta_policy(env: pgx.core.Env, spec: Any) -> Any:
             if not np.asarray(single.legal_action_mask).any():
                 continue
             fen = game.state_to_fen(single)
-            actions[i] = _move_to_action(env.id, single, fen, player(make(fen)))
+            move = player(player_lib.board_from_fen(fen, game.board_size))
+            try:
+                actions[i] = game.state_move_to_action(move, single, fen)
+            except ValueError:
+                raise ValueError(f"alphabeta played {move.uci()}, not a legal action of {fen}") from None
         return actions
 
     def policy(params, rng_key, state):
@@ -81,8 +68,3 @@ def alphabeta_policy(env: pgx.core.Env, spec: Any) -> Any:
     policy.player = player
     return policy
 
-
-def _gardner_position(fen: str):
-    from azdb_jax.classical.gardner_position import GardnerPosition  # pylint: disable=g-import-not-at-top
-
-    return GardnerPosition(fen)

@@ -4,7 +4,7 @@ Every loader takes a path and returns a :class:`Loaded` tuple of frozen records 
 ``.skipped`` report; ``strict=True`` (default) raises :class:`DataFormatError` naming the
 file, line and reason at the first bad line. Third-party files live under ``AZDB_DATA_DIR``
 (see :func:`data_path`); only the paper's own position list and our engine-labelled Gardner
-chess sets (:mod:`azdb_jax.data.gardner`, ``variant="gardner"`` in the loaders) ship with
+chess sets (:mod:`azdb_jax.data.gardner`, ``game="gardner_chess"`` in the loaders) ship with
 the package.
 
 Example::
@@ -14,7 +14,16 @@ Example::
     score = sum(data.sts_score(r, my_move(r.fen)) for r in sts) / len(sts)
 """
 
-from azdb_jax.data._common import DataFormatError, Loaded, SkippedLine, data_path, status_names
+from azdb_jax.data._common import (
+    BOARD_FORMATS,
+    BoardFormat,
+    DataFormatError,
+    Loaded,
+    SkippedLine,
+    board_format,
+    data_path,
+    status_names,
+)
 from azdb_jax.data.books import BookPosition, load_book, parse_book_line
 from azdb_jax.data.epd import (
     EpdRecord,
@@ -31,6 +40,8 @@ from azdb_jax.data.openings import Opening, load_openings, replay_movetext
 from azdb_jax.data.paper import PaperPosition, load_paper_positions, paper_value_solved
 
 __all__ = [
+    "BOARD_FORMATS",
+    "BoardFormat",
     "BookPosition",
     "DataFormatError",
     "EpdRecord",
@@ -40,6 +51,7 @@ __all__ = [
     "PaperPosition",
     "SkippedLine",
     "bm_am_solved",
+    "board_format",
     "data_path",
     "is_correct_solver_move",
     "load_book",

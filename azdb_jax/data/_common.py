@@ -17,9 +17,10 @@ Third-party data is never shipped with the package; it lives under the folder na
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 import pathlib
-from typing import Callable, Generic, Iterable, Iterator, NamedTuple, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, NamedTuple, TypeVar
 
 import chess
 
@@ -184,38 +185,80 @@ def _move_problem(exc: ValueError) -> str:
     return "invalid move"
 
 
-VARIANTS = ("chess", "gardner")
+@dataclasses.dataclass(frozen=True)
+class BoardFormat:
+    """How the data files of one game write its positions, and the boards they become.
 
+    The loaders take a game by its id (``env.id``, the game registry's name) and read
+    its positions through this entry; the registry's games with host-side boards each
+    have one (``tests/test_games.py`` checks).
 
-def check_variant(variant: str) -> str:
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; valid variants: {', '.join(VARIANTS)}")
-    return variant
-
-
-def new_board(fen: str, variant: str = "chess"):
-    """A board of ``variant``: ``chess.Board(fen)``, or a Gardner chess (5x5) ``GardnerBoard``.
-
-    ``GardnerBoard`` (``azdb_jax.envs.gardner_board``) offers the part of ``chess.Board``'s
-    API the loaders and puzzle runners use; it is imported only for Gardner positions, so
-    loading chess data needs no JAX.
+    Attributes:
+      game: the game's id (``chess``, ``gardner_chess``).
+      new_board: ``fen -> board``; ValueError for a bad FEN.
+      fen_problem: ``the board's ValueError text for a bad FEN -> the reason`` alone,
+        without the FEN.
+      python_chess: boards are python-chess's ``chess.Board``: python-chess's status
+        names an illegal position, SAN moves parse, and the packaged chess lists (the
+        paper's value puzzles, the default suites) are of this game.
+      keep_boards: moves are jitted env steps (~2 ms each, ``GardnerBoard``): a loaded
+        puzzle file is kept parsed per process and each puzzle keeps the boards its load
+        stepped (chess boards are cheap to replay, and a chess file may hold millions
+        of puzzles).
     """
-    if check_variant(variant) == "chess":
-        return chess.Board(fen)
+
+    game: str
+    new_board: Callable[[str], Any]
+    fen_problem: Callable[[str], str]
+    python_chess: bool = False
+    keep_boards: bool = False
+
+
+def _gardner_board(fen: str):
+    # Imported for Gardner positions only, so loading chess data needs no JAX.
     from azdb_jax.envs.gardner_board import GardnerBoard  # pylint: disable=g-import-not-at-top
 
     return GardnerBoard(fen)
 
 
-def parse_board(fen: str, what: str = "FEN", variant: str = "chess"):
-    """``new_board(fen, variant)`` with the reason ``"bad FEN '...': <reason>"``."""
+BOARD_FORMATS = (
+    # python-chess: "<reason>: '<fen>'".
+    BoardFormat("chess", chess.Board, lambda text: text.split(":")[0], python_chess=True),
+    # ``GardnerBoard`` (``azdb_jax.envs.gardner_board``, the part of ``chess.Board``'s API
+    # the loaders and puzzle runners use): "invalid Gardner FEN '<fen>': <reason>".
+    BoardFormat("gardner_chess", _gardner_board,
+                lambda text: text.split(": ", 1)[1] if ": " in text else text.split(":")[0], keep_boards=True),
+)
+_FORMATS = {board_format.game: board_format for board_format in BOARD_FORMATS}
+GAMES = tuple(_FORMATS)  # the games whose positions the loaders read
+
+
+def board_format(game: str) -> BoardFormat:
+    """The ``BoardFormat`` of ``game`` (a game id); ValueError naming the games with one."""
     try:
-        return new_board(fen, variant)
+        return _FORMATS[game]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown game {game!r}; games with data files: {', '.join(GAMES)}") from None
+
+
+def check_game(game: str) -> str:
+    """``game`` when the loaders read its positions (``board_format``), else ValueError."""
+    return board_format(game).game
+
+
+def new_board(fen: str, game: str = "chess"):
+    """A board of ``game`` (a game id) at ``fen``: ``chess.Board(fen)`` for chess, a
+    ``GardnerBoard`` for Gardner chess (its ``BoardFormat.new_board``)."""
+    return board_format(game).new_board(fen)
+
+
+def parse_board(fen: str, what: str = "FEN", game: str = "chess"):
+    """``new_board(fen, game)`` with the reason ``"bad FEN '...': <reason>"``."""
+    board_kind = board_format(game)
+    try:
+        return board_kind.new_board(fen)
     except ValueError as exc:
-        text = str(exc)
-        # python-chess: "<reason>: '<fen>'"; Gardner: "invalid Gardner FEN '<fen>': <reason>".
-        detail = text.split(": ", 1)[1] if variant == "gardner" and ": " in text else text.split(":")[0]
-        raise LineError(f"bad {what} {fen!r}: {detail}") from None
+        raise LineError(f"bad {what} {fen!r}: {board_kind.fen_problem(str(exc))}") from None
 
 
 def parse_uci(board: chess.Board, token: str, where: str) -> chess.Move:

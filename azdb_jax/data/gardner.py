@@ -57,11 +57,11 @@ def load_gardner_puzzles(name: str = "mate_in_1", *, path: PathLike | None = Non
     if path is None and name not in PUZZLE_SETS:
         raise ValueError(f"{name!r} is not a move-puzzle set; valid sets: {', '.join(PUZZLE_SETS)} "
                          f"(the value set loads with load_gardner_values)")
-    return load_lichess_puzzles(packaged_path(name) if path is None else path, strict=strict, variant="gardner")
+    return load_lichess_puzzles(packaged_path(name) if path is None else path, strict=strict, game="gardner_chess")
 
 
 def load_gardner_values(set: str | None = None, *, path: PathLike | None = None,  # noqa: A002
                         strict: bool = True) -> Loaded[PaperPosition]:
     """The Gardner value puzzles (packaged ``values.csv`` or ``path``), optionally one ``set``."""
     return load_paper_positions(set, path=packaged_path(VALUE_SET) if path is None else path, strict=strict,
-                                variant="gardner")
+                                game="gardner_chess")

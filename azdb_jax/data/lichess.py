@@ -11,7 +11,7 @@ In every layout the FEN is the position BEFORE the opponent's move ``Moves[0]``;
 then plays ``Moves[1]``, the opponent replies ``Moves[2]``, and so on. Every move
 is checked to be legal in sequence.
 
-``variant="gardner"`` reads Gardner chess (5x5) puzzles in the same layouts (e.g. the
+``game="gardner_chess"`` reads Gardner chess (5x5) puzzles in the same layouts (e.g. the
 engine-labelled sets of ``azdb_jax.data.gardner``); their boards are ``GardnerBoard``s.
 """
 
@@ -29,9 +29,9 @@ from azdb_jax.data._common import (
     LineError,
     Loaded,
     PathLike,
+    board_format,
     collect,
     content_lines,
-    check_variant,
     move_text,
     new_board,
     parse_board,
@@ -61,10 +61,8 @@ _FIELDS = {
 }
 _INT_FIELDS = ("rating", "rating_deviation", "popularity", "nb_plays")
 
-# Variants whose moves are jitted env steps (~2 ms each, ``GardnerBoard``): a loaded file is
-# kept parsed per process (at most ``_LOADED_MAX`` files) and each puzzle keeps the boards its
-# load stepped. Chess boards are cheap to replay, and a chess file may hold millions of puzzles.
-_KEPT_VARIANTS = ("gardner",)
+# Games whose boards are kept (``BoardFormat.keep_boards``): a loaded file is kept parsed
+# per process (at most ``_LOADED_MAX`` files).
 _LOADED: "collections.OrderedDict[tuple, Loaded[LichessPuzzle]]" = collections.OrderedDict()
 _LOADED_MAX = 16
 
@@ -82,7 +80,8 @@ class LichessPuzzle:
       game_url: ``GameUrl``, or None.
       opening_tags: ``OpeningTags`` split on spaces.
       extra: other columns as ``(header, text)`` pairs, e.g. ``(("SortKey", "1764192"),)``.
-      variant: ``"chess"``, or ``"gardner"`` for Gardner chess (boards are ``GardnerBoard``).
+      game: the game's id: ``"chess"``, or ``"gardner_chess"`` for Gardner chess (boards
+        are ``GardnerBoard``).
     """
 
     fen: str
@@ -96,7 +95,7 @@ class LichessPuzzle:
     game_url: str | None = None
     opening_tags: tuple[str, ...] = ()
     extra: tuple[tuple[str, str], ...] = ()
-    variant: str = "chess"
+    game: str = "chess"
 
     @functools.cached_property
     def start_fen(self) -> str:
@@ -121,7 +120,7 @@ class LichessPuzzle:
     @functools.cached_property
     def _boards(self) -> tuple:
         """The board before each solver move, played once (Gardner moves are stepped by the env)."""
-        board = new_board(self.fen, self.variant)
+        board = new_board(self.fen, self.game)
         boards = []
         for index, uci in enumerate(self.moves[:-1]):
             board.push_uci(uci)
@@ -162,7 +161,7 @@ def _parse_int(name: str, text: str) -> int | None:
         raise LineError(f"{name} {text!r} is not an integer") from None
 
 
-def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> LichessPuzzle:
+def _parse_row(header: tuple[str, ...], text: str, game: str = "chess") -> LichessPuzzle:
     values = split_csv_line(text)
     if len(values) != len(header):
         raise LineError(f"expected {len(header)} columns ({','.join(header)}), got {len(values)}")
@@ -180,12 +179,12 @@ def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> Li
             fields[field] = value.strip() or None
         else:
             fields[field] = value.strip()
-    board = parse_board(str(fields["fen"]), variant=variant)
+    board = parse_board(str(fields["fen"]), game=game)
     tokens = str(fields["moves"]).split()
     if len(tokens) < 2 or len(tokens) % 2:
         raise LineError(f"Moves must hold an even number (>= 2) of moves, got {len(tokens)}")
     fields["fen"] = board.fen()
-    moves, boards, keep = [], [], variant in _KEPT_VARIANTS
+    moves, boards, keep = [], [], board_format(game).keep_boards
     for index, token in enumerate(tokens):
         move = parse_uci(board, token, f"Moves (move {index + 1})")
         moves.append(move.uci())
@@ -193,21 +192,21 @@ def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> Li
         if keep and index % 2 == 0 and index < len(tokens) - 1:
             boards.append(board.copy())  # where the solver is to move: ``_boards``, kept from this pass
     fields["moves"] = tuple(moves)
-    puzzle = LichessPuzzle(extra=tuple(extra), variant=variant, **fields)
+    puzzle = LichessPuzzle(extra=tuple(extra), game=game, **fields)
     if keep:
         puzzle.__dict__["_boards"] = tuple(boards)  # the cached property, filled
     return puzzle
 
 
-def _looks_like_fen(text: str, variant: str = "chess") -> bool:
+def _looks_like_fen(text: str, game: str = "chess") -> bool:
     try:
-        parse_board(text, variant=variant)
+        parse_board(text, game=game)
     except ValueError:
         return False
     return True
 
 
-def _header(path: PathLike, number: int, text: str, variant: str = "chess") -> tuple[tuple[str, ...], bool]:
+def _header(path: PathLike, number: int, text: str, game: str = "chess") -> tuple[tuple[str, ...], bool]:
     """Returns ``(column names, whether this line is a header)`` from the first line."""
     try:
         values = [value.strip() for value in split_csv_line(text)]
@@ -222,9 +221,9 @@ def _header(path: PathLike, number: int, text: str, variant: str = "chess") -> t
         if len(known) != len(set(known)):
             raise DataFormatError(path, number, "header names a column twice", text)
         return tuple(values), True
-    if len(values) == 3 and _looks_like_fen(values[0], variant):
+    if len(values) == 3 and _looks_like_fen(values[0], game):
         return SHORT_COLUMNS, False
-    if len(values) >= len(LICHESS_COLUMNS) and _looks_like_fen(values[1], variant):
+    if len(values) >= len(LICHESS_COLUMNS) and _looks_like_fen(values[1], game):
         extra = tuple(f"column{index + 1}" for index in range(len(LICHESS_COLUMNS), len(values)))
         return LICHESS_COLUMNS + extra, False
     raise DataFormatError(
@@ -236,7 +235,7 @@ def _header(path: PathLike, number: int, text: str, variant: str = "chess") -> t
     )
 
 
-def load_lichess_puzzles(path: PathLike, *, strict: bool = True, variant: str = "chess") -> Loaded[LichessPuzzle]:
+def load_lichess_puzzles(path: PathLike, *, strict: bool = True, game: str = "chess") -> Loaded[LichessPuzzle]:
     """Loads a Lichess puzzle CSV (see the module docstring for the accepted layouts).
 
     Blank and ``#`` lines are skipped. Quoted fields may not span lines.
@@ -245,18 +244,19 @@ def load_lichess_puzzles(path: PathLike, *, strict: bool = True, variant: str = 
       path: the ``.csv`` file.
       strict: raise :class:`~azdb_jax.data.DataFormatError` at the first bad row (default),
         or keep the good rows and list bad ones in ``.skipped``. A bad header always raises.
-      variant: ``"chess"`` (default) or ``"gardner"`` (Gardner chess FENs and moves).
+      game: the game's id: ``"chess"`` (default) or ``"gardner_chess"`` (Gardner chess FENs
+        and moves).
 
     Returns:
       A :class:`~azdb_jax.data.Loaded` tuple of :class:`LichessPuzzle`.
     """
-    check_variant(variant)
+    board_kind = board_format(game)
     lines = read_lines(path)
-    # A kept variant's file read again in the same process (each puzzle-start run, each
+    # A kept game's file read again in the same process (each puzzle-start run, each
     # evaluation of a set) is parsed once: the result is immutable, the key is the content.
     key = None
-    if variant in _KEPT_VARIANTS:
-        key = (str(path), hashlib.sha1("\n".join(lines).encode()).hexdigest(), strict, variant)
+    if board_kind.keep_boards:
+        key = (str(path), hashlib.sha1("\n".join(lines).encode()).hexdigest(), strict, game)
         if key in _LOADED:
             _LOADED.move_to_end(key)
             return _LOADED[key]
@@ -264,9 +264,9 @@ def load_lichess_puzzles(path: PathLike, *, strict: bool = True, variant: str = 
     first = next(rows, None)
     if first is None:
         return Loaded()
-    header, is_header = _header(path, *first, variant=variant)
+    header, is_header = _header(path, *first, game=game)
     start = first[0] if is_header else first[0] - 1
-    loaded = collect(path, content_lines(lines, start), lambda text: _parse_row(header, text, variant), strict=strict)
+    loaded = collect(path, content_lines(lines, start), lambda text: _parse_row(header, text, game), strict=strict)
     if key is not None:
         _LOADED[key] = loaded
         while len(_LOADED) > _LOADED_MAX:

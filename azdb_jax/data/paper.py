@@ -10,7 +10,7 @@ more than 8 pawns) yet playable: python-chess builds them and generates their mo
 ``board.is_valid()`` is False. They load with ``legal=False`` and their python-chess
 status in ``illegal_reasons``; they are not rejected.
 
-The same CSV layout holds other value-puzzle lists: ``variant="gardner"`` reads Gardner
+The same CSV layout holds other value-puzzle lists: ``game="gardner_chess"`` reads Gardner
 chess (5x5) positions (e.g. the engine-labelled drawn-but-tricky set of
 ``azdb_jax.data.gardner``), with any set names and ``legal`` always true (the Gardner FEN
 parser rejects positions it cannot play).
@@ -29,7 +29,7 @@ from azdb_jax.data._common import (
     LineError,
     Loaded,
     PathLike,
-    check_variant,
+    board_format,
     collect,
     new_board,
     content_lines,
@@ -62,7 +62,8 @@ class PaperPosition:
       legal: whether the position is legal in standard chess (``board.is_valid()``).
       illegal_reasons: python-chess status names when not legal, e.g.
         ``("too_many_white_pieces",)``; empty when legal.
-      variant: ``"chess"``, or ``"gardner"`` for Gardner chess (``board()`` is a ``GardnerBoard``).
+      game: the game's id: ``"chess"``, or ``"gardner_chess"`` for Gardner chess (``board()``
+        is a ``GardnerBoard``).
     """
 
     id: str
@@ -74,11 +75,11 @@ class PaperPosition:
     value: float
     legal: bool
     illegal_reasons: tuple[str, ...] = ()
-    variant: str = "chess"
+    game: str = "chess"
 
     def board(self):
         """A fresh board (``chess.Board``; works for the illegal positions too; or ``GardnerBoard``)."""
-        return new_board(self.fen, self.variant)
+        return new_board(self.fen, self.game)
 
 
 def paper_value_solved(position: PaperPosition, value: float, *, tolerance: float = 0.25) -> bool:
@@ -99,21 +100,22 @@ def _parse_bool(text: str) -> bool:
     raise LineError(f"legal {text!r} is not true/false")
 
 
-def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> PaperPosition:
+def _parse_row(header: tuple[str, ...], text: str, game: str = "chess") -> PaperPosition:
     values = split_csv_line(text)
     if len(values) != len(header):
         raise LineError(f"expected {len(header)} columns ({','.join(header)}), got {len(values)}")
     row = {name: value.strip() for name, value in zip(header, values)}
     if not row["id"]:
         raise LineError("empty id")
-    if variant == "chess" and row["set"] not in SETS:
+    python_chess = board_format(game).python_chess
+    if python_chess and row["set"] not in SETS:
         raise LineError(f"set {row['set']!r} is not one of {', '.join(SETS)}")
     if not row["set"]:
         raise LineError("empty set")
     table = row.get("paper_table", "")
     if table and not table.isdigit():
         raise LineError(f"paper_table {table!r} is not an integer")
-    board = parse_board(row["fen"], variant=variant)
+    board = parse_board(row["fen"], game=game)
     side = "white" if board.turn == chess.WHITE else "black"
     if row["to_move"] != side:
         raise LineError(f"to_move {row['to_move']!r} disagrees with the FEN ({side} to move)")
@@ -126,7 +128,7 @@ def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> Pa
         raise LineError(f"value {row['value']!r} is not a number") from None
     if not math.isclose(value, OUTCOME_VALUES[outcome]):
         raise LineError(f"value {row['value']} disagrees with outcome {outcome!r}")
-    reasons = status_names(board) if variant == "chess" else ()
+    reasons = status_names(board) if python_chess else ()
     legal = not reasons
     if "legal" in row and _parse_bool(row["legal"]) != legal:
         raise LineError(f"legal={row['legal']} but python-chess says {'+'.join(reasons) or 'valid'}")
@@ -143,11 +145,11 @@ def _parse_row(header: tuple[str, ...], text: str, variant: str = "chess") -> Pa
         value=value,
         legal=legal,
         illegal_reasons=reasons,
-        variant=variant,
+        game=game,
     )
 
 
-def _load(path: PathLike, strict: bool, variant: str = "chess") -> Loaded[PaperPosition]:
+def _load(path: PathLike, strict: bool, game: str = "chess") -> Loaded[PaperPosition]:
     lines = read_lines(path)
     first = read_header(path, lines)
     if first is None:
@@ -162,7 +164,7 @@ def _load(path: PathLike, strict: bool, variant: str = "chess") -> Loaded[PaperP
 
     def parse_unique(row: str) -> PaperPosition:
         # Ids must be unique: results are reported per id.
-        position = _parse_row(header, row, variant)
+        position = _parse_row(header, row, game)
         if position.id in seen:
             raise LineError(f"duplicate id {position.id!r}")
         seen.add(position.id)
@@ -176,7 +178,7 @@ def load_paper_positions(
     *,
     path: PathLike | None = None,
     strict: bool = True,
-    variant: str = "chess",
+    game: str = "chess",
 ) -> Loaded[PaperPosition]:
     """Loads the paper's Penrose/Challenge positions (68: 53 Penrose + 15 Challenge).
 
@@ -187,22 +189,23 @@ def load_paper_positions(
         and ``python_chess_status`` are accepted too).
       strict: raise :class:`~azdb_jax.data.DataFormatError` at the first bad row (default),
         or keep good rows and list bad ones in ``.skipped``.
-      variant: ``"chess"`` (default) or ``"gardner"``: Gardner chess positions (``path``
-        required; ``set`` may then name any set of the file).
+      game: the game's id: ``"chess"`` (default) or ``"gardner_chess"``: Gardner chess
+        positions (``path`` required; ``set`` may then name any set of the file).
 
     Returns:
       A :class:`~azdb_jax.data.Loaded` tuple of :class:`PaperPosition`, in file order.
     """
-    if check_variant(variant) == "chess" and set is not None and set not in SETS:
+    python_chess = board_format(game).python_chess  # the packaged list's game
+    if python_chess and set is not None and set not in SETS:
         raise ValueError(f"set must be None, 'penrose' or 'challenge', got {set!r}")
     if path is None:
-        if variant != "chess":
-            raise ValueError(f"the packaged list holds chess positions; give the path of a {variant} value-puzzle file")
+        if not python_chess:
+            raise ValueError(f"the packaged list holds chess positions; give the path of a {game} value-puzzle file")
         resource = importlib.resources.files("azdb_jax.data").joinpath(PACKAGED_FILE)
         with importlib.resources.as_file(resource) as packaged:
             loaded = _load(packaged, strict)
     else:
-        loaded = _load(path, strict, variant)
+        loaded = _load(path, strict, game)
     if set is None:
         return loaded
     return Loaded((position for position in loaded if position.set == set), loaded.skipped)

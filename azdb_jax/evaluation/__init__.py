@@ -15,7 +15,9 @@ Nim measures and the Stockfish reference engine.
   as a report with its games.
 - ``openings``: distinct moves across latents over the ECO openings.
 - ``nim``: the expert (accuracy vs the oracle) and champion (Elo vs checkpoints) measures.
-- ``stockfish``: the reference engine as a solver and as a strength-limited opponent.
+- ``stockfish``: the reference engine as a solver and as a strength-limited opponent;
+  ``reference_engines``: a game's reference engine (Stockfish, Fairy-Stockfish) found
+  through its record: its name, binary and players.
 - ``learning_check``: the learning acceptance recipes (short AZ runs that must reach a
   known strength); ``gardner_crosscheck``: our Gardner chess env against Fairy-Stockfish,
   position by position.

@@ -5,17 +5,17 @@ command line). An agent spec is a run directory (``RUN[@STEP]``, the team playin
 player or through a selection rule, or A as the opening-specialisation lookup of the
 paper's Appendix C.5), ``stockfish`` (chess), a classical alpha-beta searcher
 (``alphabeta:depth=3``, ``azdb_jax.classical.player``) or a fixed opponent of the game
-(``azdb_jax.opponents.opponents_for``). Chess starts from book positions, other games
-from their initial position or from random openings; every start is played with both
+(``azdb_jax.opponents.opponents_for``). A game with an opening book (the record's
+``opening_book``: chess) starts from book positions, other games from their initial
+position or from random openings; every start is played with both
 colours for every seed. The report (``match.json``, ``match.csv``) and the games
-(``games.pgn`` for chess, ``games.txt`` otherwise) go to ``out``.
+(``games.pgn`` for games python-chess replays, ``games.txt`` otherwise) go to ``out``.
 """
 
 import dataclasses
 import pathlib
 from typing import Any, Dict, Optional
 
-import chess
 import jax
 import numpy as np
 
@@ -25,8 +25,12 @@ from azdb_jax.classical import matches as host_matches
 from azdb_jax.classical import player as classical_player
 from azdb_jax.evaluation import game_records, loading, matches, reports, specialisation
 
-DEFAULT_BOOK = ("books", "4mvs_+90_+99.epd")
 RULES = ("visit", "value", "lcb", "gap", "lookup")
+# The games "stockfish" plays (their reference engine is Stockfish) and those that start
+# from an opening book (``Game.opening_book``).
+STOCKFISH_IDS = tuple(game.id for game in games.REGISTRY
+                      if game.board is not None and game.board.reference_engine == "stockfish")
+BOOK_IDS = tuple(game.id for game in games.REGISTRY if game.opening_book is not None)
 
 
 @dataclasses.dataclass
@@ -91,12 +95,14 @@ def _fixed(agent: Agent, env, side: str) -> None:
     agent.policy, agent.params = available[agent.name], None
 
 
-def _chess_starts(book: Optional[str], num_openings: Optional[int]):
+def _book_starts(game: games.Game, book: Optional[str], num_openings: Optional[int]):
+    """(path, boards) of the start positions of ``book`` (a FEN/EPD book, or an ECO table:
+    a folder or ``.tsv``), by default of the game's ``opening_book``."""
     from azdb_jax import data  # pylint: disable=g-import-not-at-top
 
-    path = pathlib.Path(book) if book else data.data_path(*DEFAULT_BOOK)
+    path = pathlib.Path(book) if book else data.data_path(*game.opening_book)
     if path.is_dir() or path.suffix == ".tsv":
-        boards = [chess.Board(opening.fen) for opening in data.load_openings(path)]
+        boards = [game.board.new_board(opening.fen) for opening in data.load_openings(path)]
     else:
         boards = [position.board() for position in data.load_book(path)]
     if num_openings is not None:
@@ -143,11 +149,12 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
         env = games.make(env_name)
     for agent, side in ((agent_a, "a"), (agent_b, "b")):
         _fixed(agent, env, side)
+    game = games.get(env)
     engines = [agent for agent in (agent_a, agent_b) if agent.engine is not None]
-    if any(isinstance(agent.engine, dict) for agent in engines) and env.id != "chess":
-        raise ValueError(f"stockfish plays chess, not {env.id}")
-    if engines and env.id not in ("chess", "gardner_chess"):
-        raise ValueError(f"{engines[0].name} plays chess and gardner_chess, not {env.id}")
+    if any(isinstance(agent.engine, dict) for agent in engines) and env.id not in STOCKFISH_IDS:
+        raise ValueError(f"stockfish plays {' and '.join(STOCKFISH_IDS)}, not {env.id}")
+    if engines and env.id not in games.BOARD_IDS:
+        raise ValueError(f"{engines[0].name} plays {' and '.join(games.BOARD_IDS)}, not {env.id}")
     if len(engines) == 2 and all(isinstance(agent.engine, dict) for agent in engines):
         raise ValueError("both agents are stockfish: one side must be an agent of this project")
     if agent_a.lookup and (heldout_seeds < 1 or engines):
@@ -155,23 +162,21 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
     max_plies = max_plies or games.max_plies(env)
 
     starts, fens, book_path = None, None, None
-    if env.id == "chess":
-        from azdb_jax.envs import chess_interop  # pylint: disable=g-import-not-at-top
-
-        book_path, boards = _chess_starts(book, num_openings)
-        max_pieces = chess_interop.required_max_pieces(boards)
+    if game.opening_book is not None:
+        book_path, boards = _book_starts(game, book, num_openings)
+        max_pieces = game.board.required_max_pieces(boards)
         if max_pieces != getattr(env, "max_pieces", max_pieces):
             # Crowded book positions need the exact move generator, in the games and in
             # every search tree: rebuild the runs' agents on it.
-            env = games.make("chess", max_pieces=max_pieces)
+            env = games.make(env.id, max_pieces=max_pieces)
             for agent, side, player, rule in ((agent_a, "a", a_player, a_rule), (agent_b, "b", b_player, b_rule)):
                 if agent.team is not None:
                     agent.team, agent.env = agent.team.with_env(env), env
                     _team_policy(agent, player, rule, side, sample_plies)
-        starts, fens = matches.book_starts(boards, max_pieces=max_pieces)
+        starts, fens = game.board.states_from_boards(boards, max_pieces), [board.fen() for board in boards]
     elif book is not None:
-        raise ValueError(f"--book holds chess start positions; {env.id} starts from its initial position "
-                         "(or from random openings: --num_openings, --opening_plies)")
+        raise ValueError(f"--book holds {' and '.join(BOOK_IDS)} start positions; {env.id} starts from its initial "
+                         "position (or from random openings: --num_openings, --opening_plies)")
     elif opening_plies:
         starts = matches.random_openings(env, num_openings or 1, opening_plies, jax.random.PRNGKey(12345))
     elif num_openings is not None:
@@ -188,10 +193,9 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
     elif engines:
         from azdb_jax.evaluation.stockfish import StockfishPlayer  # pylint: disable=g-import-not-at-top
 
-        if fens is None:  # Gardner chess: the starts as FENs for the host boards
-            game = games.board_game(env)
+        if fens is None:  # a game without a book: the starts as FENs for the host boards
             fens = ([None] if starts is None else
-                    [game.state_to_fen(jax.tree.map(lambda x, i=i: x[i], starts))
+                    [game.board.state_to_fen(jax.tree.map(lambda x, i=i: x[i], starts))
                      for i in range(int(starts.current_player.shape[0]))])
         host = {id(agent): (StockfishPlayer(**agent.engine) if isinstance(agent.engine, dict)
                             else agent.engine) for agent in engines}
@@ -223,9 +227,10 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
     labels = {f"{side}_search": search["search"] for side, search in summary["search"].items()}
     rows = [{**row, **labels} for row in matches.match_rows(match)]
     json_path, csv_path = reports.write_report(out / "match", summary, rows)
-    games_path = game_records.write_games(out / ("games.pgn" if env.id == "chess" else "games.txt"), match, fens)
+    games_name = "games.pgn" if env.id in matches.CHESS_IDS else "games.txt"  # PGN: python-chess replays the game
+    games_path = game_records.write_games(out / games_name, match, fens)
     summary["files"] = [str(json_path), str(csv_path), str(games_path)]
     return summary
 
 
-__all__ = ["Agent", "DEFAULT_BOOK", "RULES", "resolve_agent", "run_match"]
+__all__ = ["Agent", "BOOK_IDS", "RULES", "STOCKFISH_IDS", "resolve_agent", "run_match"]

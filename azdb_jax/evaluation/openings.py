@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import data, planning
+from azdb_jax import data, games, planning
 from azdb_jax.data import Opening
 from azdb_jax.evaluation import puzzles, reports, solvers
 from azdb_jax.evaluation.team import Team, label_rows
@@ -38,6 +38,7 @@ Array = jax.Array
 
 ECO_LETTERS = ("A", "B", "C", "D", "E")
 EXCLUDED_ECO = ("A00",)  # the irregular openings
+ECO_IDS = tuple(game.id for game in games.REGISTRY if game.eco_openings is not None)  # games with ECO openings
 
 
 # ------------------------------------------------------------------ pure measures
@@ -109,8 +110,9 @@ def team_opening_moves(team: Team, boards: Sequence[chess.Board], *, move: str =
       seed: base of the search randomness.
       progress: show a tqdm bar.
     """
-    if getattr(team.env, "id", None) != "chess":
-        raise ValueError(f"opening diversity needs a chess team, got env '{getattr(team.env, 'id', team.env)}'")
+    env_id = getattr(team.env, "id", team.env)
+    if env_id not in ECO_IDS:
+        raise ValueError(f"opening diversity needs a {' or '.join(ECO_IDS)} team, got env '{env_id}'")
     if move not in planning.MOVES:
         raise ValueError(f"move must be one of {planning.MOVES}, got {move!r}")
     boards = list(boards)
@@ -191,6 +193,6 @@ def top_moves(rows: Sequence[Dict[str, Any]], num_players: int, k: int = 5) -> D
 
 
 __all__ = [
-    "ECO_LETTERS", "EXCLUDED_ECO", "player_moves", "distinct_counts", "agreement_with_first", "summarize",
+    "ECO_IDS", "ECO_LETTERS", "EXCLUDED_ECO", "player_moves", "distinct_counts", "agreement_with_first", "summarize",
     "team_opening_moves", "opening_diversity", "evaluate", "top_moves",
 ]

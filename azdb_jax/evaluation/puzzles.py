@@ -21,7 +21,7 @@ its UCI moves and values with the rules of ``azdb_jax.data``:
 Oracle groups of the solver (``solver.groups``, e.g. max-over-latents) are scored as
 extra columns: solved if any member solved the position (STS: the best member's score).
 The same runners score Gardner chess positions (``GardnerBoard``s, e.g. the engine-
-labelled sets of ``azdb_jax.data.gardner``; ``variant="gardner"`` in ``load_suite``).
+labelled sets of ``azdb_jax.data.gardner``; ``game="gardner_chess"`` in ``load_suite``).
 ``run_suite`` loads a file with the strict loaders and dispatches on its kind. Every
 runner returns a ``PuzzleReport`` (summary + one row per position) that writes itself as
 JSON + CSV through ``reports.write_report`` (atomically).
@@ -386,22 +386,22 @@ def _check_kind(kind: str) -> None:
 
 
 def load_suite(kind: str, path=None, *, limit: Optional[int] = None, themes: Optional[Sequence[str]] = None,
-               variant: str = "chess") -> List[Any]:
+               game: str = "chess") -> List[Any]:
     """The records of a suite file, loaded strictly (errors name the file, line and reason).
 
     ``path=None`` takes the suite's default file (``default_data_path``); ``themes``
     keeps the Lichess puzzles with any of those themes; ``limit`` keeps the first N
-    records (after the theme filter). ``variant="gardner"`` reads Gardner chess files
-    (``lichess`` and ``paper`` layouts; ``path`` required, e.g.
-    ``azdb_jax.data.gardner.packaged_path("mate_in_2")``).
+    records (after the theme filter). ``game`` is the positions' game (a game id):
+    ``"gardner_chess"`` reads Gardner chess files (``lichess`` and ``paper`` layouts;
+    ``path`` required, e.g. ``azdb_jax.data.gardner.packaged_path("mate_in_2")``).
     """
     _check_kind(kind)
-    if variant != "chess":
+    if not data.board_format(game).python_chess:  # the suites' own files are chess positions
         if kind not in ("lichess", "paper"):
-            raise ValueError(f"{kind!r} suites hold chess positions (SAN moves); {variant} files use the lichess "
+            raise ValueError(f"{kind!r} suites hold chess positions (SAN moves); {game} files use the lichess "
                              "or paper layouts")
         if path is None:
-            raise ValueError(f"give the path of a {variant} {kind} file (the packaged Gardner sets: "
+            raise ValueError(f"give the path of a {game} {kind} file (the packaged Gardner sets: "
                              "azdb_jax.data.gardner.packaged_path(name))")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be an int >= 1, got {limit!r}")
@@ -414,8 +414,8 @@ def load_suite(kind: str, path=None, *, limit: Optional[int] = None, themes: Opt
     loaders: Dict[str, Callable[[], Sequence[Any]]] = {
         "sts": lambda: data.load_epd(path, c0="scores"),
         "epd": lambda: data.load_epd(path),
-        "lichess": lambda: filter_themes(data.load_lichess_puzzles(path, variant=variant), themes),
-        "paper": lambda: data.load_paper_positions(path=path, variant=variant),
+        "lichess": lambda: filter_themes(data.load_lichess_puzzles(path, game=game), themes),
+        "paper": lambda: data.load_paper_positions(path=path, game=game),
     }
     records = list(loaders[kind]())
     return records[:limit] if limit is not None else records
@@ -423,14 +423,14 @@ def load_suite(kind: str, path=None, *, limit: Optional[int] = None, themes: Opt
 
 def run_suite(kind: str, path, solver: Solver, *, limit: Optional[int] = None,
               themes: Optional[Sequence[str]] = None, thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
-              batch_size: Optional[int] = None, progress: bool = True, variant: str = "chess") -> PuzzleReport:
+              batch_size: Optional[int] = None, progress: bool = True, game: str = "chess") -> PuzzleReport:
     """Loads a suite file (``load_suite``) and runs its runner; the summary names the file.
 
     ``kind`` is ``"sts"`` (``run_sts``), ``"epd"`` (``run_bm_am``), ``"lichess"``
     (``run_lichess``) or ``"paper"`` (``run_value_puzzles``; ``path=None`` is the list
-    packaged with azdb_jax); ``variant`` as in ``load_suite``.
+    packaged with azdb_jax); ``game`` as in ``load_suite``.
     """
-    records = load_suite(kind, path, limit=limit, themes=themes, variant=variant)
+    records = load_suite(kind, path, limit=limit, themes=themes, game=game)
     if not records:
         raise ValueError(f"no {kind} records to evaluate in {path or 'the default file'}"
                          + (f" with themes {list(themes)}" if themes else ""))
@@ -449,8 +449,8 @@ def run_suite(kind: str, path, solver: Solver, *, limit: Optional[int] = None,
         report.summary["limit"] = limit
     if themes:
         report.summary["themes"] = list(themes)
-    if variant != "chess":
-        report.summary["variant"] = variant
+    if not data.board_format(game).python_chess:
+        report.summary["game"] = game
     return report
 
 

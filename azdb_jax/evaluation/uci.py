@@ -1,8 +1,22 @@
-"""A small UCI client for engines whose positions python-chess cannot send (variant engines).
+"""The UCI client for Gardner chess (5x5) positions sent as FEN strings: Fairy-Stockfish as an oracle.
 
-python-chess's ``chess.engine`` speaks UCI well but only about ``chess.Board`` positions;
-Fairy-Stockfish's Gardner chess (5x5) needs ``position fen <5x5 FEN> moves ...``. This
-client speaks the protocol directly, for one engine process reused across calls:
+The project has one UCI client, python-chess's ``chess.engine``: every chess engine
+(Stockfish, the project's own ``azdb-uci`` and ``azdb-alphabeta``) is driven through it,
+and so are games of Gardner chess on ``GardnerBoard``, which that client reads like a
+``chess.Board`` (``azdb_jax.uci.gauntlet``, ``tests/test_uci_engine.py``). This client
+remains for what python-chess cannot do with a 5x5 position:
+
+- send one without a board: python-chess takes positions only as board objects, and a
+  ``GardnerBoard`` steps the env for every move (a jitted step, milliseconds a move) and
+  replays every ``pv`` of every ``info`` line on a copy of the board. The Gardner oracle
+  (``azdb_jax.evaluation.fairy_stockfish``: legal moves, checkers, analyses and players for
+  the cross-check against the env, the puzzle makers and the solvers) asks about many
+  positions given as ``position fen <5x5 FEN> moves ...`` and reads the ``pv`` as UCI text;
+- ask what python-chess has no command for: Stockfish's ``go perft N`` move list (the
+  engine's legal moves of a Gardner position) and the ``d`` command's ``Fen`` and
+  ``Checkers`` lines.
+
+It speaks the protocol directly, for one engine process reused across calls:
 
 - ``UciEngine(command)`` starts the process and waits for ``uciok`` (options parsed);
 - ``set_option`` (checked against the options the engine announced), ``new_game``,

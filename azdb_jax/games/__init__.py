@@ -2,7 +2,7 @@
 
 A game is one module here that defines ``GAME``, a ``games.game.Game`` record (its env
 factory, features φ, longest game, search slots, fixed opponents, start positions,
-material, boards), and one entry in ``REGISTRY`` below. Nothing outside a game's
+material, boards, UCI name, books, puzzles), and one entry in ``REGISTRY`` below. Nothing outside a game's
 module branches on a game's name: the search reads its slots, the evaluation its
 opponents and ply cap, the config its options, and so on (docs/contributing.md).
 
@@ -41,6 +41,10 @@ if len(_BY_ID) != len(REGISTRY):
     raise ImportError(f"two registered games share an id: {[game.id for game in REGISTRY]}")
 IDS: Tuple[str, ...] = tuple(_BY_ID)
 BOARD_IDS: Tuple[str, ...] = tuple(game.id for game in REGISTRY if game.board is not None)  # games with boards
+_BY_UCI_VARIANT = {game.uci_variant: game for game in REGISTRY if game.uci_variant is not None}
+if len(_BY_UCI_VARIANT) != sum(game.uci_variant is not None for game in REGISTRY):
+    raise ImportError(f"two registered games share a UCI variant: {[game.uci_variant for game in REGISTRY]}")
+UCI_VARIANTS: Tuple[str, ...] = tuple(_BY_UCI_VARIANT)  # the UCI_Variant names of the games played over UCI
 
 EnvOrId = Union[pgx.core.Env, str]
 
@@ -52,6 +56,15 @@ def get(env: EnvOrId) -> Game:
         return _BY_ID[env_id]
     except (KeyError, TypeError):
         raise ValueError(f"unknown env {env_id!r}; supported: {', '.join(IDS)}") from None
+
+
+def by_uci_variant(variant: str) -> Game:
+    """The record of the game a UCI ``UCI_Variant`` value names (``chess``, ``gardner``):
+    the protocol's name translated to the library's; ValueError for another name."""
+    try:
+        return _BY_UCI_VARIANT[variant]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown UCI variant {variant!r}; variants: {', '.join(UCI_VARIANTS)}") from None
 
 
 def make(env_id: str, **options) -> pgx.core.Env:
@@ -120,4 +133,5 @@ def board_game(env: EnvOrId) -> BoardGame:
     return game.board
 
 
-__all__ = ["BOARD_IDS", "Game", "IDS", "REGISTRY", "board_game", "get", "make", "make_from_config", "max_plies", "num_slots"]
+__all__ = ["BOARD_IDS", "Game", "IDS", "REGISTRY", "UCI_VARIANTS", "board_game", "by_uci_variant", "get", "make",
+           "make_from_config", "max_plies", "num_slots"]

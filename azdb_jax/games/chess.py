@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import pgx.core
 
+from azdb_jax import data
 from azdb_jax.envs import board_interop
 from azdb_jax.envs.chess import Chess, DEFAULT_MAX_PIECES, MAX_TERMINATION_STEPS
 from azdb_jax.games import planes
@@ -21,6 +22,13 @@ Array = jax.Array
 # K: slots per tree node, a bound on the legal moves. Measured over 102,400
 # random-playout positions (docs/performance.md): max 70, 0.015% of positions above 64.
 NUM_SLOTS = 64
+
+# Data files under AZDB_DATA_DIR: the 4-move book matches start from, the ECO openings
+# table, and the Lichess puzzles the puzzle groups solve.
+OPENING_BOOK = ("books", "4mvs_+90_+99.epd")
+ECO_OPENINGS = ("openings",)
+LICHESS_PUZZLES = ("puzzles", "lichess_puzzles_kagi_1000_random.csv")
+PUZZLE_SETS = ("lichess",)
 
 
 def features(state: pgx.core.State) -> Array:
@@ -50,6 +58,13 @@ def env_options(env_config) -> dict:
     return {"max_pieces": max_pieces}
 
 
+def load_puzzles(name: str):
+    """The puzzles of set ``name`` (``PUZZLE_SETS``): the Lichess puzzles of the data folder."""
+    if name not in PUZZLE_SETS:
+        raise ValueError(f"unknown chess puzzle set {name!r}; sets: {', '.join(PUZZLE_SETS)}")
+    return data.load_lichess_puzzles(data.data_path(*LICHESS_PUZZLES), game="chess")
+
+
 GAME = Game(
     id="chess",
     make=Chess,
@@ -62,4 +77,11 @@ GAME = Game(
     mover_board=mover_board,
     board=board_interop.CHESS,
     compact_state=True,
+    uci_variant="chess",
+    opening_book=OPENING_BOOK,
+    eco_openings=ECO_OPENINGS,
+    puzzle_sets=PUZZLE_SETS,
+    load_puzzles=load_puzzles,
+    puzzle_start_overrides=("env.max_pieces=32",),  # some Penrose positions have more than 16 pieces a side
+    from_pgx=True,
 )

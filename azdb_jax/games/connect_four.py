@@ -27,4 +27,5 @@ GAME = Game(
     max_plies=42,  # the board's cells
     num_slots=NUM_SLOTS,
     opponents=minimax_opponents(NUM_SLOTS),  # "minimax2"
+    from_pgx=True,
 )

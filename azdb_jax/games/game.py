@@ -4,11 +4,12 @@ Each game's module (``azdb_jax.games.<game>``) defines one ``Game`` and the regi
 (``azdb_jax.games``) lists them; the rest of the library reads the record and never
 branches on a game's name. A field a game leaves at its default says the game does
 without that part: no adjudication by material (``mover_board``), no FEN start
-positions (``start_positions``), no host-side boards (``board``).
+positions (``start_positions``), no host-side boards (``board``), no UCI name
+(``uci_variant``), no puzzles (``puzzle_sets``).
 """
 
 import dataclasses
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import jax
 import pgx.core
@@ -78,6 +79,26 @@ class Game:
         (``azdb_jax.search_state``: int8 boards, the repetition history cut to what a
         repetition can span, legal-action masks dropped); False keeps every field but the
         observation.
+      uci_variant: the game's name in the UCI protocol: the ``UCI_Variant`` value that
+        Fairy-Stockfish and the UCI engines take (``chess``, ``gardner``), or None for a
+        game not played over UCI. Only the protocol speaks it; the library names the game
+        by ``id`` (``azdb_jax.games.by_uci_variant`` translates).
+      opening_book: the FEN/EPD book of start positions that matches of the game start
+        from by default (path parts under ``azdb_jax.data.data_path``), or None: its
+        matches start from the initial position or after random plies.
+      eco_openings: the ECO openings table (path parts under ``data.data_path``, read by
+        ``data.load_openings``) the opening groups take their positions from, or None:
+        they take positions after random plies.
+      puzzle_sets: the names of the game's move-puzzle sets (the puzzle groups of
+        ``azdb_jax.reproduction`` solve them), empty for a game without puzzles.
+      load_puzzles: ``set name -> puzzles`` (``data.LichessPuzzle`` records) of one of
+        ``puzzle_sets``, or None.
+      puzzle_start_overrides: config overrides (``section.field=value``) the training
+        arms that start from the game's puzzles need (chess: the move generator of the
+        Penrose positions with more than 16 pieces a side).
+      from_pgx: pgx ships the game (the plain pgx + mctx AlphaZero of
+        ``benchmarks/reference.py`` plays it as a reference); False for a game of the
+        library's own.
     """
 
     id: str
@@ -92,12 +113,24 @@ class Game:
     mover_board: Optional[Callable[[pgx.core.State], Array]] = None
     board: Optional[BoardGame] = None
     compact_state: bool = False
+    uci_variant: Optional[str] = None
+    opening_book: Optional[Tuple[str, ...]] = None
+    eco_openings: Optional[Tuple[str, ...]] = None
+    puzzle_sets: Tuple[str, ...] = ()
+    load_puzzles: Optional[Callable[[str], Sequence[Any]]] = None
+    puzzle_start_overrides: Tuple[str, ...] = ()
+    from_pgx: bool = False
 
     def __post_init__(self):
         if not (isinstance(self.num_slots, int) and self.num_slots >= 0):
             raise ValueError(f"game {self.id!r}: num_slots must be an int >= 0, got {self.num_slots!r}")
         if self.board is not None and self.board.env_id != self.id:
             raise ValueError(f"game {self.id!r}: its board interop is for {self.board.env_id!r}")
+        for field in ("uci_variant", "opening_book", "eco_openings"):
+            if getattr(self, field) is not None and self.board is None:
+                raise ValueError(f"game {self.id!r}: {field} needs host-side boards (board)")
+        if bool(self.puzzle_sets) != (self.load_puzzles is not None):
+            raise ValueError(f"game {self.id!r}: puzzle_sets and load_puzzles go together")
 
 
 def pgx_factory(env_id: str) -> Callable[..., pgx.core.Env]:

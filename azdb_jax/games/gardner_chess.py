@@ -8,6 +8,7 @@ squares a1, b1, ..., e5, seen from White's side (pgx stores the board from the m
 import jax
 import pgx.core
 
+from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs import board_interop
 from azdb_jax.envs.gardner import GardnerChess, MAX_TERMINATION_STEPS
 from azdb_jax.games import planes
@@ -43,4 +44,8 @@ GAME = Game(
     mover_board=mover_board,
     board=board_interop.GARDNER,
     compact_state=True,
+    uci_variant="gardner",  # Fairy-Stockfish's name
+    puzzle_sets=gardner_data.PUZZLE_SETS,  # the engine-labelled sets: mate_in_1, mate_in_2, mate_in_3, only_move
+    load_puzzles=gardner_data.load_gardner_puzzles,
+    from_pgx=True,
 )

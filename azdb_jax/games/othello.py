@@ -67,4 +67,5 @@ GAME = Game(
     features=features,
     max_plies=MAX_PLIES,
     opponents=opponents,
+    from_pgx=True,
 )

@@ -116,4 +116,5 @@ GAME = Game(
     max_plies=9,  # the board's cells
     num_slots=NUM_SLOTS,
     opponents=opponents,
+    from_pgx=True,
 )

@@ -1,8 +1,8 @@
 """Puzzle loading, solving and scoring shared by the groups ``solve_rates``, ``scaling`` and ``selection``.
 
-- ``puzzle_sets``: the puzzle sets of a scale's game, ``eval.puzzles_per_set`` puzzles each
-  (Gardner chess: the engine-labelled sets of ``azdb_jax.data.gardner``; chess: the
-  Lichess puzzles of the data folder);
+- ``puzzle_sets``: the puzzle sets of a scale's game (its record's ``puzzle_sets``),
+  ``eval.puzzles_per_set`` puzzles each (Gardner chess: the engine-labelled sets of
+  ``azdb_jax.data.gardner``; chess: the Lichess puzzles of the data folder);
 - ``TrialsSolver``: a team as a puzzle solver that reads *every number of trials* off one
   search: each position is searched once per latent (``planning.team_search``) and once
   per homogeneous copy of latent 0 (``planning.homogeneous_search``), and the columns
@@ -28,14 +28,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from azdb_jax import data, games, planning
-from azdb_jax.data import gardner
 from azdb_jax.evaluation import puzzles, solvers
 from azdb_jax.evaluation.team import SolverOutput, Team
 from azdb_jax.reproduction.results import stderr
 
 SEED = 0
-GARDNER_SETS = gardner.PUZZLE_SETS  # mate_in_1, mate_in_2, mate_in_3, only_move
-CHESS_SETS = ("lichess",)
 RULES = tuple(planning.SELECTION_RULES)  # visit, value, lcb, gap
 # How one player picks its move (the max-over-latents "rules" of Fig. 8): most visited,
 # highest Q over visited moves, highest Q − U over visited moves.
@@ -46,23 +43,23 @@ PLAYER_MOVES = ("visits", "value", "lcb")
 
 
 def set_names(game: str) -> Tuple[str, ...]:
-    if game == "gardner_chess":
-        return GARDNER_SETS
-    if game == "chess":
-        return CHESS_SETS
-    raise ValueError(f"puzzle sets need chess or gardner_chess, got {game!r}")
+    """The names of ``game``'s puzzle sets (its record's ``puzzle_sets``); ValueError for a
+    game without puzzles."""
+    sets = games.get(game).puzzle_sets
+    if not sets:
+        with_puzzles = [record.id for record in games.REGISTRY if record.puzzle_sets]
+        raise ValueError(f"puzzle sets need {' or '.join(with_puzzles)}, got {game!r}")
+    return sets
 
 
 def puzzle_sets(game: str, count: int, names: Optional[Sequence[str]] = None) -> Dict[str, List[data.LichessPuzzle]]:
     """``{set: the first count puzzles}`` (``count`` 0: all) of ``game``'s sets (or ``names``)."""
+    sets = set_names(game)
     out = {}
-    for name in names or set_names(game):
-        if game == "gardner_chess":
-            records = list(gardner.load_gardner_puzzles(name))
-        elif name == "lichess":
-            records = list(puzzles.load_suite("lichess"))
-        else:
-            raise ValueError(f"unknown {game} puzzle set {name!r}; sets: {', '.join(set_names(game))}")
+    for name in names or sets:
+        if name not in sets:
+            raise ValueError(f"unknown {game} puzzle set {name!r}; sets: {', '.join(sets)}")
+        records = list(games.get(game).load_puzzles(name))
         out[name] = records[:count] if count else records
     return out
 
@@ -318,7 +315,7 @@ def pooled(rows: Sequence[Mapping[str, Any]], column: str, **where: Any) -> Dict
     return rate(flags(rows, column, **where))
 
 
-__all__ = ["SEED", "GARDNER_SETS", "CHESS_SETS", "RULES", "PLAYER_MOVES", "set_names", "puzzle_sets", "TrialsSolver",
+__all__ = ["SEED", "RULES", "PLAYER_MOVES", "set_names", "puzzle_sets", "TrialsSolver",
            "SeedsSolver",
            "player_column", "copy_column", "rule_column", "max_group", "with_search", "solve", "flags", "stderr",
            "rate", "over_seeds", "pooled"]

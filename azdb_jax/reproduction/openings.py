@@ -1,9 +1,10 @@
 """Figure group ``openings`` (paper Fig. 3): each player's move in opening positions, and
 how many different moves a team's players choose, AZdb against its homogeneous control.
 
-- Boards: ``eval.openings`` opening positions (Gardner chess: the start position, then
-  distinct positions after 1..``OPENING_PLIES`` uniformly random plies from it with a fixed
-  seed; chess: ECO openings of the openings data, ``A00`` excluded, evenly spaced), and
+- Boards: ``eval.openings`` opening positions (a game with an ECO openings table, the
+  record's ``eco_openings`` — chess —: its openings, ``A00`` excluded, evenly spaced;
+  another game — Gardner chess —: the start position, then distinct positions after
+  1..``OPENING_PLIES`` uniformly random plies from it with a fixed seed), and
   every player's LCB move in each (``solvers.TeamSolver``, as ``evaluation.openings``:
   the paper's Fig. 3 choice), for the ``azdb`` and ``control`` teams.
 - Distinct moves: every player's most-visited move on ``eval.positions`` random positions
@@ -23,8 +24,6 @@ import jax
 import numpy as np
 
 from azdb_jax import data, games
-from azdb_jax.envs import gardner_interop
-from azdb_jax.envs.gardner_board import GardnerBoard
 from azdb_jax.evaluation import loading, move_choices, puzzles, solvers
 from azdb_jax.reproduction.results import Results, RunInfo, stderr
 
@@ -35,17 +34,20 @@ POSITION_PLIES = 6
 EXCLUDED_ECO = ("A00",)
 
 
-def gardner_openings(count: int, *, seed: int = SEED, max_plies: int = OPENING_PLIES) -> List[Tuple[str, str]]:
-    """``count`` distinct Gardner positions ``(label, FEN)``: the start, then positions after
-    1..``max_plies`` uniformly random legal plies from it (a numpy generator seeded ``seed``)."""
+def random_openings(game: str, count: int, *, seed: int = SEED,
+                    max_plies: int = OPENING_PLIES) -> List[Tuple[str, str]]:
+    """``count`` distinct positions ``(label, FEN)`` of ``game`` (a game with boards): the
+    start, then positions after 1..``max_plies`` uniformly random legal plies from it (a
+    numpy generator seeded ``seed``)."""
+    new_board = games.board_game(game).new_board
     rng = np.random.default_rng(seed)
-    found = {gardner_interop.STARTING_FEN: "start"}
+    found = {new_board(None).fen(): "start"}
     for _ in range(50 * count):
         if len(found) >= count:
             break
-        board = GardnerBoard()
+        board = new_board(None)
         for _ in range(int(rng.integers(1, max_plies + 1))):
-            moves = board.legal_moves
+            moves = list(board.legal_moves)
             if not moves or board.is_checkmate():
                 break
             board.push(moves[int(rng.integers(len(moves)))])
@@ -54,20 +56,32 @@ def gardner_openings(count: int, *, seed: int = SEED, max_plies: int = OPENING_P
     return [(label, fen) for fen, label in found.items()]
 
 
-def chess_openings(count: int) -> List[Tuple[str, str]]:
-    """``count`` ECO openings ``(ECO name, FEN)`` of the openings data, evenly spaced."""
-    openings = list(data.load_openings(data.data_path("openings"), exclude=EXCLUDED_ECO))
+def gardner_openings(count: int, *, seed: int = SEED, max_plies: int = OPENING_PLIES) -> List[Tuple[str, str]]:
+    """``random_openings`` of Gardner chess."""
+    return random_openings("gardner_chess", count, seed=seed, max_plies=max_plies)
+
+
+def eco_openings(game: str, count: int) -> List[Tuple[str, str]]:
+    """``count`` ECO openings ``(ECO name, FEN)`` of ``game``'s openings table (its record's
+    ``eco_openings``), evenly spaced."""
+    openings = list(data.load_openings(data.data_path(*games.get(game).eco_openings), exclude=EXCLUDED_ECO))
     picks = np.unique(np.linspace(0, len(openings) - 1, min(count, len(openings))).round().astype(int))
     return [(f"{openings[i].eco} {openings[i].name}", openings[i].fen) for i in picks]
 
 
+def chess_openings(count: int) -> List[Tuple[str, str]]:
+    """``eco_openings`` of chess."""
+    return eco_openings("chess", count)
+
+
 def opening_positions(game: str, count: int) -> List[Tuple[str, str]]:
-    """The group's opening positions ``(label, FEN)`` for ``game``."""
-    if game == "gardner_chess":
-        return gardner_openings(count)
-    if game == "chess":
-        return chess_openings(count)
-    raise ValueError(f"opening positions need chess or gardner_chess, got {game!r}")
+    """The group's opening positions ``(label, FEN)`` for ``game``: ECO openings where the
+    game has an openings table, else positions after random plies."""
+    if game not in games.BOARD_IDS:
+        raise ValueError(f"opening positions need {' or '.join(games.BOARD_IDS)}, got {game!r}")
+    if games.get(game).eco_openings is not None:
+        return eco_openings(game, count)
+    return random_openings(game, count)
 
 
 def _boards(game: str, fens: Sequence[str]):
@@ -149,4 +163,5 @@ def evaluate(results: Results) -> dict:
     return results.read_report("openings")
 
 
-__all__ = ["ARMS", "evaluate", "evaluate_run", "opening_positions", "gardner_openings", "chess_openings", "stderr"]
+__all__ = ["ARMS", "evaluate", "evaluate_run", "opening_positions", "random_openings", "gardner_openings",
+           "eco_openings", "chess_openings", "stderr"]

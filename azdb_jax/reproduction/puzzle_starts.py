@@ -106,18 +106,18 @@ def _layout(path: str) -> str:
     return "lichess"
 
 
-def load_puzzles(records: Sequence[start_positions_lib.PuzzleRecord], variant: str,
+def load_puzzles(records: Sequence[start_positions_lib.PuzzleRecord], game: str,
                  files: Optional[Dict[str, Dict[str, Any]]] = None) -> Tuple[str, List[Any]]:
-    """(layout, puzzles): the ``LichessPuzzle``s or ``PaperPosition``s of ``records``, in order.
-    ``files`` caches each file's puzzles by id across calls."""
+    """(layout, puzzles): the ``LichessPuzzle``s or ``PaperPosition``s of ``records`` (positions
+    of ``game``, a game id), in order. ``files`` caches each file's puzzles by id across calls."""
     layouts = {_layout(r.path) for r in records}
     if len(layouts) != 1:
         raise ValueError(f"a puzzle set mixes layouts {sorted(layouts)}")
     layout = layouts.pop()
     files = {} if files is None else files
     for path in sorted({r.path for r in records} - set(files)):
-        loaded = (data.load_paper_positions(path=path, variant=variant) if layout == "paper"
-                  else data.load_lichess_puzzles(path, variant=variant))
+        loaded = (data.load_paper_positions(path=path, game=game) if layout == "paper"
+                  else data.load_lichess_puzzles(path, game=game))
         files[path] = {(p.id if layout == "paper" else p.puzzle_id): p for p in loaded}
     return layout, [files[r.path][r.puzzle_id] for r in records]
 
@@ -308,12 +308,12 @@ def evaluate(results: Results) -> dict:
     """Evaluates the group into ``results`` (``eval/puzzle_starts.json|csv``); returns the report."""
     start = time.perf_counter()
     sizes = results.scale.eval
-    variant = games.board_game(results.scale.game).variant
+    game = games.board_game(results.scale.game).env_id
     evaluated = [arm for arm in ARMS if arm in results.scale.arms]
     splits = {arm: split_of(results.first_run(arm), results.scale.game) for arm in evaluated if arm != "az"}
     sets = puzzle_sets(results, splits)
     files: Dict[str, Dict[str, Any]] = {}
-    loaded = {name: load_puzzles(item["records"], variant, files) for name, item in sets.items()}
+    loaded = {name: load_puzzles(item["records"], game, files) for name, item in sets.items()}
     positions = bar_positions(sets, loaded)
     rows: List[Dict[str, Any]] = []
     names: List[str] = []

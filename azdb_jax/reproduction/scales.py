@@ -28,6 +28,7 @@ import dataclasses
 from typing import Dict, Optional, Sequence, Tuple
 
 from azdb_jax import config as config_lib
+from azdb_jax import games
 from azdb_jax import presets
 
 ARMS = ("az", "azdb", "control", "az_starts_random", "az_starts_ood", "az_starts", "az_starts_intermediate",
@@ -223,8 +224,7 @@ def _arm_overrides(scale: Scale, arm: str, seed: int) -> Sequence[str]:
     sources = "[" + ",".join(f'"{s}"' for s in scale.start_sources) + "]"
     starts = (*team["az"], f"run.seed={seed}", f"start_positions.sources={sources}",
               "start_positions.initial_prob=0.5")
-    if scale.game == "chess":
-        starts += ("env.max_pieces=32",)  # some Penrose positions have more than 16 pieces a side
+    starts += games.get(scale.game).puzzle_start_overrides  # chess: the Penrose positions' move generator
     if arm == "az_starts_random":
         return (*starts, "start_positions.split=random", f"start_positions.test_count={scale.test_count}")
     if arm == "az_starts_ood":

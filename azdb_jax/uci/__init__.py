@@ -22,7 +22,10 @@ player's value ``v`` as centipawns ``400 · log10((1 + v) / (1 − v))``
 (``protocol.value_to_cp``), the pv that player's most-visited line from its move, and
 the string names the player whose move is played and every player's move.
 
-Modules: ``protocol`` (parsing and formatting, no JAX), ``timeman`` (the clock),
+Modules: ``protocol`` (parsing and formatting, the games UCI speaks; no JAX),
+``timeman`` (the clock), ``server`` (the UCI server core of this engine and of
+``azdb-alphabeta``: commands, options, positions, the clock, the search thread, errors),
 ``searcher`` (the team's anytime search, compiled once), ``lookup`` (the opening table),
-``engine`` (the two threads), ``main`` (the command line).
+``engine`` (the team's options, loading and search on the server), ``main`` (the command
+line), ``gauntlet`` (clocked games between UCI engines through python-chess).
 """

@@ -66,6 +66,7 @@ GARDNER_OPENINGS: Dict[str, Tuple[str, ...]] = {
     "Pawn d3": ("d2d3",),
     "Pawn e3": ("e2e3",),
 }
+OPENINGS_BY_VARIANT = {"chess": OPENINGS, "gardner": GARDNER_OPENINGS}  # by UCI_Variant
 
 FAULTS = ("time", "illegal", "crash")
 PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
@@ -103,8 +104,8 @@ class GameRecord:
 
 
 def openings_for(variant: str) -> Dict[str, Tuple[str, ...]]:
-    """The default openings of ``variant`` (chess or gardner)."""
-    return dict(GARDNER_OPENINGS if variant == "gardner" else OPENINGS)
+    """The default openings of ``variant`` (a ``UCI_Variant`` name: chess or gardner)."""
+    return dict(OPENINGS_BY_VARIANT[variant])
 
 
 def game_pgn(board, headers: Dict[str, str]) -> str:

@@ -26,6 +26,7 @@ from absl import app, flags
 
 from azdb_jax import cli
 from azdb_jax.cli import common_flags
+from azdb_jax.uci import protocol
 
 
 def default_jit_cache() -> str:
@@ -34,8 +35,9 @@ def default_jit_cache() -> str:
 
 
 def checkpoint_variant(spec: str) -> Optional[str]:
-    """The UCI_Variant of a checkpoint's game (``chess``/``gardner``) from its config, without
-    loading it; None when that cannot be read (loading then reports why)."""
+    """The UCI_Variant of a checkpoint's game (``protocol.variant_of_game``) from its config,
+    without loading it; None when that cannot be read or the game has no boards (loading
+    then reports why)."""
     if not spec:
         return None
     try:
@@ -43,7 +45,7 @@ def checkpoint_variant(spec: str) -> Optional[str]:
         env = json.loads((path / "config.json").read_text())["env"]["name"]
     except (ValueError, OSError, KeyError, TypeError):
         return None
-    return {"chess": "chess", "gardner_chess": "gardner"}.get(env)
+    return protocol.variant_of_game(env)
 
 
 def load_searcher(options: Dict[str, Any]):

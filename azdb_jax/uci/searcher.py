@@ -85,7 +85,7 @@ class TeamSearcher:
         if move not in planning.MOVES:
             raise ValueError(f"Move must be one of {planning.MOVES}, got {move!r}")
         self._game = games.board_game(env_id)
-        self.variant = self._game.variant  # chess or gardner, as UCI_Variant names them
+        self.variant = games.get(env_id).uci_variant  # the game's UCI_Variant name
         self.team = team
         self.move = move
         self.seed = seed
