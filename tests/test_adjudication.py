@@ -36,6 +36,7 @@ def test_bad_rules_are_refused():
     assert adjudication.adjudicator(games.make("connect_four"), "none") is None
 
 
+@pytest.mark.slow
 def test_arena_scores_capped_games_with_the_adjudicator():
     # Random against random on Gardner chess, 4 plies: nothing ends by the rules, so every
     # game is adjudicated: all draws by "draw"; by "material" A's result is the material

@@ -60,6 +60,7 @@ def _one_search(config):
 
 
 @pytest.mark.parametrize("config", [PUCT, GUMBEL], ids=["puct", "gumbel"])
+@pytest.mark.slow
 def test_a_tree_grown_in_chunks_is_one_search_of_the_same_total(config):
     env = _setup()[0]
     tree = _grown(config, [1, 5, 7, 11])  # 24 simulations

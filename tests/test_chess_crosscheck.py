@@ -164,6 +164,7 @@ def replay_and_compare(records: dict, actions: np.ndarray):
 
 
 @pytest.mark.parametrize("max_pieces,num_games,seed", [(16, NUM_GAMES, 0), (32, NUM_GAMES_EXTENDED, 1)])
+@pytest.mark.slow
 def test_random_playouts_match_python_chess(max_pieces, num_games, seed):
     records, actions = random_playouts(Chess(max_pieces=max_pieces), num_games, seed)
     positions, mismatches, counts = replay_and_compare(records, actions)
@@ -211,6 +212,7 @@ def test_fen_positions_match_python_chess(data_dir):
     assert not mismatches, report(mismatches, total)
 
 
+@pytest.mark.slow
 def test_lichess_solution_lines_match_python_chess(data_dir):
     """Every position along the 1,000 puzzle lines, stepped by our env in one batch."""
     with open(data_dir / "puzzles" / "lichess_puzzles_kagi_1000_random.csv", newline="") as f:

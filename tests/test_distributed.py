@@ -57,6 +57,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_every_script_initialises_before_the_library_touches_the_backend():
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     procs = {

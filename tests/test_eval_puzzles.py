@@ -382,6 +382,7 @@ def test_team_solver_answers_are_batch_independent(tiny_team):
         assert together.values["team_gap"][b] <= together.values["team_value"][b] + 1e-6
 
 
+@pytest.mark.slow
 def test_cli_runs_end_to_end_and_oracle_bounds_every_rule(tiny_team, tmp_path):
     path = _write(tmp_path, "sts.epd", STS_LINES)
     report, json_path, csv_path = puzzle_eval.evaluate(

@@ -16,6 +16,10 @@ from azdb_jax import config as config_lib
 from azdb_jax import features, games, opponents, runner, runs
 from azdb_jax.presets import get_preset
 
+# Each game's run compiles its training and evaluation programs (about a minute a game on
+# two cores): the whole suite's.
+pytestmark = pytest.mark.slow
+
 EVAL_GAMES = 2
 EVAL_PLIES = 12  # evaluation games are cut here (or at the game's own end, if sooner)
 
@@ -41,7 +45,6 @@ def trained(request, tmp_path_factory):
     return env_id, config, workdir, summary
 
 
-@pytest.mark.slow
 def test_one_iteration_trains(trained):
     env_id, _, workdir, summary = trained
     assert summary["iterations"] == 1

@@ -142,6 +142,7 @@ def test_player_options_out_of_range_are_named(kwargs, words):
 
 @pytest.mark.parametrize("flag, words", [("--caution=1.5", "--caution must be in [0, 1]"),
                                          ("--variant=cache", "--variant")])
+@pytest.mark.slow
 def test_the_script_refuses_bad_planner_options_in_one_line(flag, words):
     result = subprocess.run([sys.executable, str(REPO / "experiments" / "rbc_gauntlet.py"), "--player=dsmcp", flag],
                             capture_output=True, text=True, timeout=120, cwd=REPO)

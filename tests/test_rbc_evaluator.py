@@ -183,6 +183,7 @@ def saved_run(tiny, tmp_path_factory):
     (["--checkpoint="], "--evaluator=network needs --checkpoint"),
     (["--synopsis_boards=0"], "--synopsis_boards must be >= 1"),
 ])
+@pytest.mark.slow
 def test_the_script_refuses_bad_network_options_in_one_line(saved_run, flags, words):
     command = [sys.executable, str(REPO / "experiments" / "rbc_gauntlet.py"), "--player=dsmcp", "--evaluator=network",
                f"--checkpoint={saved_run}", *flags]
@@ -191,6 +192,7 @@ def test_the_script_refuses_bad_network_options_in_one_line(saved_run, flags, wo
     assert result.returncode == 2 and len(lines) == 1 and words in lines[0], result.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_the_script_plays_with_a_network(saved_run, tmp_path):
     command = [sys.executable, str(REPO / "experiments" / "rbc_gauntlet.py"), "--player=dsmcp", "--evaluator=network",
                f"--checkpoint={saved_run}@3", "--variant=mixture", "--games=1", "--max_turns=2", "--simulations=3",

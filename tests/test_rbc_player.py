@@ -112,12 +112,14 @@ def _script(*args, env=None):
 @pytest.mark.parametrize("flag, words", [("--seconds_per_move=0", "--seconds_per_move must be > 0"),
                                          ("--games=0", "--games=0"), ("--max_boards=-1", "--max_boards=-1"),
                                          ("--opponent=stockfish", "--opponent")])
+@pytest.mark.slow
 def test_the_script_refuses_bad_options_in_one_line(flag, words):
     result = _script(flag)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and len(lines) == 1 and words in lines[0], result.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_the_script_names_the_missing_stockfish(tmp_path):
     import os  # pylint: disable=g-import-not-at-top
     env = dict(os.environ, STOCKFISH_EXECUTABLE=str(tmp_path / "no_stockfish"))

@@ -95,6 +95,7 @@ def test_claims_of_hand_built_reports():
     assert not any(r["paper"] in ("Fig. 3", "Fig. 8") for r in rows.values())
 
 
+@pytest.mark.slow
 def test_command_prints_the_table_and_names_a_folder_without_reports(tmp_path):
     folder = tmp_path / "results"
     (folder / "eval").mkdir(parents=True)

@@ -92,6 +92,7 @@ def test_exploiter_mask_and_selfplay_graph():
 
 
 @pytest.mark.parametrize("sample_plies", [0, 100])
+@pytest.mark.slow
 def test_visit_sampling_then_most_visited(sample_plies):
     graph = matchmaking.selfplay(jnp.zeros((NUM_PLAYERS, NUM_PLAYERS)))
     _, _, r = _play(graph, sample_plies=sample_plies, num_plies=12)

@@ -183,6 +183,7 @@ def test_attuned_fine_tuning_moves_the_network_and_saves_a_loadable_run(tmp_path
         attuned.AttunedConfig(framework="chess960")
 
 
+@pytest.mark.slow
 def test_attuning_script_refuses_bad_flags_in_one_line(tmp_path):
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "config.json").write_text("{}")

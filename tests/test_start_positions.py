@@ -193,6 +193,7 @@ def test_recorded_games_start_from_the_file_positions_with_the_configured_clocks
     assert {clock for _, clock in seen} == set(CLOCKS) and {fen for fen, _ in seen} == set(START_FENS)
 
 
+@pytest.mark.slow
 def test_run_with_start_positions_resumes_exactly(chess_runs):
     def records(name):
         return runner.read_metrics(chess_runs / name, wall_clock=False)

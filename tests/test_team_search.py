@@ -253,6 +253,7 @@ def test_loaded_team_searches_as_in_selfplay(diverse_run):
     np.testing.assert_array_equal(ablation.search_lambdas, [1.0, 1.0])
 
 
+@pytest.mark.slow
 def test_evaluation_with_the_previous_network_and_its_psi_resumes_exactly(diverse_run):
     _, root = diverse_run
 

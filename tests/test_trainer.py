@@ -117,6 +117,7 @@ def test_evaluation_plays_the_chosen_opponents_only(tmp_path):
     assert sorted(set(evals)) == [(2, "perfect"), (4, "perfect"), (4, "previous")]
 
 
+@pytest.mark.slow
 def test_evaluation_is_one_program_whose_opponents_play_as_separate_matches(monkeypatch):
     """Every opponent, "previous" included (a stand-in before there is one), is one traced
     and compiled program for every player and evaluation; each opponent's games are the
