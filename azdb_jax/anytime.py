@@ -31,7 +31,7 @@ Nothing is jitted here; the engine jits ``begin``, ``restart``, ``grow`` and
 
 import functools
 import math
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -46,14 +46,6 @@ Tree = tree_search.Tree
 ROOT = tree_search.ROOT
 UNVISITED = tree_search.UNVISITED
 NO_PARENT = tree_search.NO_PARENT
-
-
-class Hook(NamedTuple):
-    """The intrinsic-reward functions of the players' searches (``Team.search_hook``
-    without its ψ, which is passed as ``hook_params``; all None: no intrinsic reward)."""
-
-    feature_fn: Optional[Callable] = None
-    intrinsic_reward_fn: Optional[search_lib.IntrinsicRewardFn] = None
 
 
 class AnytimeSearch(NamedTuple):
@@ -191,10 +183,14 @@ def restart(env: pgx.core.Env, apply_fn: search_lib.ApplyFn, params: Any, search
 
 
 def grow(env: pgx.core.Env, apply_fn: search_lib.ApplyFn, params: Any, search: AnytimeSearch,
-         num_simulations: Array, *, config: search_lib.SearchConfig, hook: Hook = Hook(), hook_params: Any = None,
+         num_simulations: Array, *, config: search_lib.SearchConfig, hook: search_lib.SearchHook = search_lib.NO_HOOK,
+         hook_params: Any = None,
          budget: Array = 0) -> AnytimeSearch:
     """``search`` after ``num_simulations`` more simulations on every tree (fewer when a
     tree would pass its capacity); ``budget`` is the Gumbel root's planned total.
+    ``hook`` is the team's search hook (``Agent.search_hook``); its ψ is read from
+    ``hook_params``, so that it stays an argument of the compiled program (its
+    ``hook.hook_params`` is not used).
 
     Simulations are ``tree_search.continue_search``'s (mctx's simulate, expand, backward),
     each writing its new node at ``num_nodes`` of its tree.
@@ -365,5 +361,5 @@ def _compact(tree: Tree, num_nodes: Array, node: Array, keep_any: Array):
     return tree.replace(root_invalid_actions=invalid), count
 
 
-__all__ = ["AnytimeSearch", "Answers", "Hook", "begin", "restart", "grow", "answers", "root_statistics",
+__all__ = ["AnytimeSearch", "Answers", "begin", "restart", "grow", "answers", "root_statistics",
            "principal_variation", "node_depths", "considered_visit", "halving_root_selection", "selection_fn"]

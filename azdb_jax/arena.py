@@ -26,6 +26,17 @@ of rows with its own parameters (each traced once, none run on another's games).
 Every game's moves are recorded in game order (``GameResults.actions``), so a game can
 be replayed from its start position and written out (e.g. as PGN,
 ``azdb_jax.evaluation.game_records``).
+
+This scan is the library's one loop for games between two agents: network teams and their
+selection rules, fixed opponents, the skill frameworks' teams, and players that live on
+the host — the classical searcher (``classical.policy``) and UCI engines
+(``referee.host_policy``) — which enter it through host callbacks. A host player that
+needs the game so far (an engine reading a board with its move stack) marks its batched
+form ``reads_moves``: it is then also given each game's moves to date (see
+``per_game_policy``), and a batch whose games have all ended skips the remaining plies,
+so its host calls stop there. Only games between two host players on python-chess
+boards (``referee.play_host_game``: the boards' rules, clocks, faults) are played
+elsewhere. ``tally`` is the one W/D/L tally of every match.
 """
 
 from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence
@@ -72,7 +83,11 @@ def per_game_policy(policy: Policy):
 
     A policy with a batched form ``policy.rows`` (same signature, the same move for each
     game as its per-game call) is played through it: one batch for all games, for players
-    that share work across games (``skill.agents.stt_expector``)."""
+    that share work across games (``skill.agents.stt_expector``) and host players (one
+    callback for the batch). A batched form marked ``rows.reads_moves = True`` is called
+    ``rows(params, keys, states, moves)`` with ``moves`` [G, max_plies] int32, each game's
+    moves so far in order (−1 after the last): the record a host player replays on its
+    board (``referee.host_policy``)."""
     rows = getattr(policy, "rows", None)
     if rows is not None:
         return rows
@@ -183,12 +198,15 @@ def play_each(
     pair_keys = jnp.concatenate([_keys_of_pairs(rng_keys[j], half) for j in range(count)])
     runs = [per_game_policy(policy) for policy in policies_b]
 
-    def run_b(params, keys, states):
+    def run_b(params, keys, states, moves=None):
         blocks = []
         for j, run in enumerate(runs):
             rows = slice(j * half, (j + 1) * half)
-            blocks.append(run(params[j], keys[rows], jax.tree.map(lambda x, rows=rows: x[rows], states)))
+            record = (moves[rows],) if _reads_moves(run) else ()
+            blocks.append(run(params[j], keys[rows], jax.tree.map(lambda x, rows=rows: x[rows], states), *record))
         return jnp.concatenate([block.astype(jnp.int32) for block in blocks])
+
+    run_b.reads_moves = any(_reads_moves(run) for run in runs)
 
     results = _play_pairs(env, per_game_policy(policy_a), params_a, run_b, tuple(params_b), pair_keys,
                           max_plies=max_plies, initial_state=None, adjudicate=adjudicate)
@@ -205,6 +223,11 @@ def _check_sizes(num_games, max_plies) -> None:
         raise ValueError(f"num_games must be an even int >= 2 (both colours per start), got {num_games!r}")
     if not isinstance(max_plies, int) or max_plies < 1:
         raise ValueError(f"max_plies must be an int >= 1, got {max_plies!r}")
+
+
+def _reads_moves(run) -> bool:
+    """The batched policy ``run`` is given the games' moves so far (``per_game_policy``)."""
+    return bool(getattr(run, "reads_moves", False))
 
 
 def _keys_of_pairs(rng_key: Array, half: int) -> Array:
@@ -240,13 +263,16 @@ def _play_pairs(env, run_a, params_a, run_b, params_b, pair_keys, *, max_plies, 
         in_turn=jnp.ones(num_games, bool),
     )
     a_moves = a_first  # the first half is A's to move, by the layout invariant
+    reads_a, reads_b = _reads_moves(run_a), _reads_moves(run_b)
 
     def ply(carry, t):
         slots, moves = carry
         state = slots.state
         keys = jax.vmap(lambda k: jax.random.fold_in(k, t))(slots.key)
         first, second = jax.tree.map(lambda x: x[:half], state), jax.tree.map(lambda x: x[half:], state)
-        actions = jnp.concatenate([run_a(params_a, keys[:half], first), run_b(params_b, keys[half:], second)])
+        so_far = moves[slots.game_index] if reads_a or reads_b else None  # each row's game to date
+        actions = jnp.concatenate([run_a(params_a, keys[:half], first, *((so_far[:half],) if reads_a else ())),
+                                   run_b(params_b, keys[half:], second, *((so_far[half:],) if reads_b else ()))])
         done = state.terminated | state.truncated
         expected_mover = jnp.where(a_moves, slots.a_seat, 1 - slots.a_seat)
         in_turn = slots.in_turn & (done | (state.current_player == expected_mover))
@@ -262,8 +288,17 @@ def _play_pairs(env, run_a, params_a, run_b, params_b, pair_keys, *, max_plies, 
         )
         return (_swap_halves(slots, half), moves), None
 
+    step = ply
+    if reads_a or reads_b:
+        # A host player answers every ply of the scan: once every game of the batch has
+        # ended, the plies left change nothing (no move, no reward, no length; the halves'
+        # order is undone below), so they are skipped, with the host's calls.
+        def step(carry, t):
+            over = jnp.all(carry[0].state.terminated | carry[0].state.truncated)
+            return jax.lax.cond(over, lambda c, t: (c, None), ply, carry, t)
+
     moves = jnp.full((num_games, max_plies), -1, jnp.int32)
-    (slots, moves), _ = jax.lax.scan(ply, (slots, moves), jnp.arange(max_plies))
+    (slots, moves), _ = jax.lax.scan(step, (slots, moves), jnp.arange(max_plies))
     order = jnp.argsort(slots.game_index)
     slots = jax.tree.map(lambda x: x[order], slots)
     finished = slots.state.terminated | slots.state.truncated
@@ -286,17 +321,24 @@ def _play_pairs(env, run_a, params_a, run_b, params_b, pair_keys, *, max_plies, 
 
 
 def tally(result, finished) -> Dict[str, Any]:
-    """W/D/L of the finished games of ``result`` [G] (+1/0/−1 for A), with
-    ``score = (W + D/2) / N`` and its standard error ``score_stderr`` from the trinomial
-    counts (``ratings.score_stderr``; both NaN when none finished) and the unfinished count. Arrays
-    of any shape are read as flat lists of games; pass ``finished | adjudicated`` to
-    count adjudicated games."""
+    """The tally of every match: W/D/L of the finished games of ``result`` [G] (+1/0/−1
+    for A), with the unfinished count.
+
+    ``score = (W + D/2) / N`` with its standard error ``score_stderr`` from the trinomial
+    counts (``ratings.score_stderr``) and ``win_rate = W / N`` over the ``N`` finished
+    games (NaN when none finished); ``elo``/``elo_stderr`` from ``ratings.elo_difference``
+    (±inf at a perfect score or a whitewash; ``elo_clipped``/``elo_clipped_stderr`` then
+    give the finite bound of ``saturated="clip"``, otherwise the same values). Arrays of
+    any shape are read as flat lists of games; pass ``finished | adjudicated`` to count
+    adjudicated games (``MatchResult.decided``)."""
     result = np.asarray(result, np.float64).reshape(-1)
     finished = np.asarray(finished, bool).reshape(-1)
     wins = int(np.sum(finished & (result > 0)))
     draws = int(np.sum(finished & (result == 0)))
     losses = int(np.sum(finished & (result < 0)))
     n = wins + draws + losses
+    elo = ratings.elo_difference(wins, draws, losses)
+    clipped = ratings.elo_difference(wins, draws, losses, saturated="clip")
     return {
         "games": int(result.shape[0]),
         "finished": n,
@@ -306,6 +348,11 @@ def tally(result, finished) -> Dict[str, Any]:
         "losses": losses,
         "score": (wins + 0.5 * draws) / n if n else float("nan"),
         "score_stderr": float(ratings.score_stderr(wins, draws, losses)) if n else float("nan"),
+        "win_rate": wins / n if n else float("nan"),
+        "elo": float(elo.elo),
+        "elo_stderr": float(elo.stderr),
+        "elo_clipped": float(clipped.elo),
+        "elo_clipped_stderr": float(clipped.stderr),
     }
 
 
@@ -337,4 +384,4 @@ def summarize(results: GameResults) -> Dict[str, Any]:
     return summary
 
 
-__all__ = ["GameResults", "play_games", "play_each", "summarize", "per_game_policy"]
+__all__ = ["GameResults", "play_games", "play_each", "summarize", "tally", "per_game_policy"]

@@ -33,7 +33,7 @@ import hashlib
 import json
 import os
 import pathlib
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -281,7 +281,7 @@ class RunCheckpointer:
 
     def read_meta(self, step: Optional[int] = None) -> Dict[str, Any]:
         """The JSON saved beside ``step`` (default: latest): config, checksums, ..."""
-        step = self._resolve_step(step)
+        step = self.resolve_step(step)
         try:
             return self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
         except Exception as e:  # orbax raises many types; name the checkpoint and the cause
@@ -291,7 +291,8 @@ class RunCheckpointer:
         """The config saved with ``step`` (default: latest), as plain JSON values."""
         return self.read_meta(step)["config"]
 
-    def _resolve_step(self, step: Optional[int]) -> int:
+    def resolve_step(self, step: Optional[int]) -> int:
+        """``step`` when the directory holds it, the latest step for None; else CheckpointError."""
         steps = self.all_steps()
         if step is None:
             if not steps:
@@ -307,7 +308,7 @@ class RunCheckpointer:
         ``target`` holds arrays or ``jax.ShapeDtypeStruct``; a ``target.replay`` of None
         skips the buffer. With ``config`` given, the saved config must equal it.
         """
-        step = self._resolve_step(step)
+        step = self.resolve_step(step)
         path = self.step_path(step)
         meta = self.read_meta(step)
         if config is not None:
@@ -333,6 +334,55 @@ class RunCheckpointer:
             raise CheckpointError(f"checkpoint {path} is corrupt or incomplete: {_reason(e)}") from e
         result = {item: self._unpack(path, item, tree, restored[item], meta) for item, tree in parts.items()}
         return result["state"]._replace(replay=result.get("replay"))
+
+    def restore_parts(self, step: Optional[int] = None, *, parts: Sequence[str],
+                      config: Any = None) -> Tuple[int, Dict[str, Any]]:
+        """Reads only the arrays under ``parts`` of a step's state: ``(step, {part: tree})``.
+
+        A part is a path into the saved ``RunState`` (``"params"``,
+        ``"extra/expected_features/psi"``); a part that names a subtree comes back as
+        nested dicts keyed as saved. Nothing else is read (no optimizer state, no replay),
+        and no target structure is needed: shapes and dtypes come from the checkpoint.
+        Checksums are verified. With ``config`` given, the saved config must equal it.
+
+        Raises:
+          CheckpointError: no such step, a part the checkpoint lacks, or a corrupt file.
+        """
+        step = self.resolve_step(step)
+        path = self.step_path(step)
+        meta = self.read_meta(step)
+        if config is not None:
+            _check_config(path, meta["config"], config_to_json(config))
+        try:
+            stored = self._manager.item_metadata(step)["state"]
+        except Exception as e:  # orbax/tensorstore raise many types; name the checkpoint and the cause
+            raise CheckpointError(f"checkpoint {path} is corrupt or incomplete: {_reason(e)}") from e
+        stored_flat = _flatten(getattr(stored, "tree", stored) or {})
+        device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+        wanted: Dict[str, jax.ShapeDtypeStruct] = {}
+        for part in parts:
+            found = {p: v for p, v in stored_flat.items() if p == part or p.startswith(part + "/")}
+            if not found:
+                raise CheckpointError(f"checkpoint {path} holds no state/{part}")
+            wanted.update({p: jax.ShapeDtypeStruct(tuple(v.shape), v.dtype, sharding=device) for p, v in found.items()})
+        item = _nest(wanted)
+        try:
+            with ocp.Checkpointer(ocp.PyTreeCheckpointHandler()) as reader:
+                restored = reader.restore(os.path.join(path, "state"), args=ocp.args.PyTreeRestore(
+                    item=item, restore_args=ocp.checkpoint_utils.construct_restore_args(item), partial_restore=True))
+        except Exception as e:  # orbax/tensorstore raise many types; name the checkpoint and the cause
+            raise CheckpointError(f"checkpoint {path} is corrupt or incomplete: {_reason(e)}") from e
+        values = _flatten(restored)
+        for p in wanted:
+            if self.config.verify_checksums and not _matches_checksums(values[p], f"state/{p}", meta):
+                raise CheckpointError(f"checkpoint {path} is corrupt: array state/{p} does not match its checksum")
+        out = {}
+        for part in parts:
+            if part in values:
+                out[part] = values[part]
+            else:
+                out[part] = _nest({p[len(part) + 1:]: v for p, v in values.items() if p.startswith(part + "/")})
+        return step, out
 
     def _unpack(self, path: str, item: str, target: Any, restored: Any, meta: Dict[str, Any]) -> Any:
         """Restored nested dict -> the target's structure; checksums verified, keys re-typed."""

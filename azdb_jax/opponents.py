@@ -13,14 +13,15 @@ Every policy breaks ties uniformly at random among its best actions, so repeated
 between deterministic-strength players still cover different lines.
 """
 
-from typing import Any, Callable, Dict, Optional
+from typing import Dict, Optional
 
 import jax
-import jax.numpy as jnp
 import pgx.core
 
 from azdb_jax import games
 from azdb_jax import search as search_lib
+# A network as one fixed player (a trained team's players: ``azdb_jax.agent.Agent``).
+from azdb_jax.agent import search_policy  # noqa: F401
 # The fixed players, importable from here as before.
 from azdb_jax.games.nim import nim_oracle_policy  # noqa: F401
 from azdb_jax.games.tic_tac_toe import (  # noqa: F401
@@ -39,60 +40,6 @@ def minimax_policy(env: pgx.core.Env, depth: int, *, max_leaves: int = MAX_MINIM
     random play, see ``azdb_jax.search``)."""
     width = search_lib.num_slots_for(env) if num_moves is None else num_moves
     return policies.minimax_policy(env, depth, num_moves=width, max_leaves=max_leaves)
-
-
-# ------------------------------------------------------------------ the trained agent
-
-
-def search_policy(
-    env: pgx.core.Env,
-    apply_fn: search_lib.ApplyFn,
-    search_config: search_lib.SearchConfig,
-    *,
-    player: int,
-    lam: float = 1.0,
-    sample_plies: int = 0,
-    feature_fn: Optional[Callable[[pgx.core.State], Array]] = None,
-    intrinsic_reward_fn: Optional[search_lib.IntrinsicRewardFn] = None,
-    hook_params: Any = None,
-) -> Policy:
-    """The trained agent as one fixed team player: search without noise, most-visited move.
-
-    ``params`` of the returned policy are the network parameters. The search runs as in
-    evaluation (SPEC §1.8: no Dirichlet or Gumbel noise) with the latent of ``player``
-    and its ``λ`` conditioning every network call; with the intrinsic-reward hook
-    (``feature_fn``, ``intrinsic_reward_fn``, ``hook_params``: ``Team.search_hook``) and
-    the player's ``λ_i`` it searches as in self-play (SPEC §2); ``player``, ``lam`` and
-    ``hook_params`` may be traced values. The move is the most-visited root
-    action, ties broken by the higher root Q, then uniformly at random (Gumbel's
-    sequential halving ends with its finalists on equal visits, so the value decides).
-
-    ``sample_plies = k > 0`` samples the move in proportion to the root visit counts
-    while fewer than ``k`` plies have been played (``state._step_count``: 0 at
-    ``env.init`` and at a position built from a FEN), as self-play does: matches then
-    differ from seed to seed, which a noiseless search alone hardly does.
-    """
-    if not isinstance(sample_plies, int) or sample_plies < 0:
-        raise ValueError(f"sample_plies must be an int >= 0, got {sample_plies!r}")
-
-    def policy(params, rng_key, state):
-        search_key, tie_key = jax.random.split(rng_key)
-        batch = state.current_player.shape[0]
-        out = search_lib.run_search(
-            env, apply_fn, params, search_key, state,
-            jnp.full((batch,), player, jnp.int32), jnp.full((batch,), lam, jnp.float32),
-            config=search_config, add_noise=False, feature_fn=feature_fn, intrinsic_reward_fn=intrinsic_reward_fn,
-            hook_params=hook_params)
-        visits = jnp.where(state.legal_action_mask, out.visits, -1)
-        most_visited = visits == visits.max(axis=-1, keepdims=True)
-        q = jnp.where(most_visited, out.qvalues, -jnp.inf)
-        action = sample_uniform(tie_key, most_visited & (q >= q.max(axis=-1, keepdims=True)))
-        if sample_plies:
-            sample_key = jax.random.fold_in(tie_key, 1)
-            action = jnp.where(state._step_count < sample_plies, sample_by_visits(sample_key, visits), action)
-        return action
-
-    return policy
 
 
 def classical_opponents(env: pgx.core.Env, names) -> Dict[str, Policy]:

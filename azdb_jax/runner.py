@@ -24,7 +24,6 @@ import tqdm
 from azdb_jax import (adjudication, arena, checkpoint, distributed, games, networks, opponents, sharding,
                       start_positions, trainer)
 from azdb_jax import config as config_lib
-from azdb_jax import search as search_lib
 from azdb_jax.files import write_atomic
 from azdb_jax.runs import (  # noqa: F401  (the run-reading names, importable from here as before)
     RESUMABLE_FIELDS, WALL_CLOCK_FIELDS, abstract_state, build_components, check_resumable, load_run, load_run_config,
@@ -173,15 +172,11 @@ class Evaluator:
         search_config = config_lib.dataclasses.replace(config.search, num_simulations=config.run.eval_simulations)
         cap = config.run.eval_max_plies or games.max_plies(env)
         adjudicate = adjudication.adjudicator(env, config.run.eval_adjudication)
-        lambdas = jnp.asarray(components.lambdas)
-        with_reward = components.diverse and config.diversity.in_search
 
-        def agent(params, rng_key, state):
+        def agent(params, rng_key, state):  # player `player` of the network with its ψ
             net_params, psi, player = params
-            hook = (search_lib.intrinsic_hook(components.feature_fn, psi, l0=config.diversity.l0) if with_reward
-                    else search_lib.NO_HOOK)
-            return opponents.search_policy(env, components.network.apply, search_config, player=player,
-                                           lam=lambdas[player], **hook._asdict())(net_params, rng_key, state)
+            team = components.agent(net_params, psi, search_config=search_config)
+            return team.player_policy(player)(net_params, rng_key, state)
 
         available = dict(opponents.opponents_for(env.id, env), previous=agent)
         chosen = tuple(config.run.eval_opponents or tuple(available))

@@ -2,7 +2,9 @@
 
 A training run (``azdb_jax.runner.train``) writes ``config.json``, ``metrics.jsonl`` and
 ``checkpoints/`` into its directory. This module reads them — ``load_run_config``,
-``read_metrics``, ``load_run`` (config, components and trainer state at a checkpoint) —
+``read_metrics``, ``load_agent`` (the team a checkpoint holds, as the library's one agent
+type, reading only what play needs), ``load_run`` (config, components and trainer state
+at a checkpoint, for what needs the training state: resuming, payoffs) —
 converts between the trainer's state and a checkpoint's ``RunState`` (``write_run``
 saves a derived network as a run of its own), and builds a run's static parts from its
 config (``build_components``), which training and loading share. Evaluation code reads
@@ -19,7 +21,8 @@ from typing import Any, Dict, List, Optional
 import jax
 import jax.numpy as jnp
 
-from azdb_jax import checkpoint, diversity, features, learner, matchmaking, networks, selfplay, sharding, trainer
+from azdb_jax import agent as agent_lib
+from azdb_jax import checkpoint, diversity, features, learner, matchmaking, selfplay, sharding, trainer
 from azdb_jax import config as config_lib
 from azdb_jax import start_positions
 from azdb_jax.files import write_atomic
@@ -37,8 +40,7 @@ def build_components(config: config_lib.TrainConfig, workdir=None) -> trainer.Co
     """
     env = config.env.make()
     team = config.team
-    network = networks.make_network(config.network, num_actions=env.num_actions, num_players=team.num_players,
-                                    value_d_opponent=predicts_opponent_leaves(config))
+    network = agent_lib.make_network(config, env)
     graph_name = team.matchmaker
 
     def graph_fn(payoff_mean):
@@ -102,10 +104,7 @@ def _flat(tree: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
 
 
 
-def predicts_opponent_leaves(config: config_lib.TrainConfig) -> bool:
-    """Whether the run's network has the opponent-to-move intrinsic head
-    (``diversity.opponent_leaves="predict"`` in a team with λ < 1)."""
-    return config.diversity.opponent_leaves == "predict" and config.team.lam < 1.0
+predicts_opponent_leaves = agent_lib.predicts_opponent_leaves
 
 
 # Fields whose default changed: a saved config without them was written by code that
@@ -284,3 +283,47 @@ def load_run(workdir, step: Optional[int] = None, *, with_replay: bool = False):
     state, _, _ = _from_run_state(restored, None if read_replay else abstract,
                                   sharding.trainer_state_shardings(sharding.make_mesh(1, local=True), abstract))
     return config, components, state
+
+
+def load_agent(workdir, step: Optional[int] = None, *, num_simulations: Optional[int] = None,
+               extrinsic_only: bool = False, name: Optional[str] = None) -> agent_lib.Agent:
+    """The team a run saved, as an ``Agent`` (``azdb_jax.agent``), at ``step`` (default: latest).
+
+    Reads what play needs and nothing else: the run's ``config.json`` and, from the
+    checkpoint, the network parameters, the expected features ψ and the iteration. No
+    optimizer, replay buffer, matchmaker or start positions are built, and nothing is
+    written. The agent searches as its players did in self-play (SPEC §2): each player's
+    ``λ_i`` (``λ_0 = 1``), the intrinsic reward of ψ with the run's ℓ0, ``v_d`` at the
+    leaves, no root noise; ``extrinsic_only=True`` is the paper's ablation (λ = 1 for
+    every player), and its name then ends in ``/extrinsic_only``.
+
+    Args:
+      workdir: the run directory (holds ``config.json`` and ``checkpoints/``).
+      step: checkpoint step (iteration); default the latest.
+      num_simulations: evaluation search budget; default the run's ``run.eval_simulations``.
+      extrinsic_only: search with λ = 1 for every player (the ablation).
+      name: label; default ``<workdir name>@<step>`` (plus ``/extrinsic_only``).
+
+    Raises:
+      FileNotFoundError / ValueError: no run, or a config.json that does not parse.
+      checkpoint.CheckpointError: a missing, corrupt or mismatched checkpoint.
+    """
+    workdir = pathlib.Path(workdir)
+    config = load_run_config(workdir)
+    with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
+        step = manager.resolve_step(step)
+        step, parts = manager.restore_parts(step, parts=("params", _PSI, _ITERATION),
+                                            config=_as_saved_at(config, manager.read_config(step)))
+    psi = parts[_PSI]
+    if tuple(psi.shape)[:1] != (config.team.num_players,):
+        raise checkpoint.CheckpointError(f"checkpoint {workdir}/checkpoints/{step}: ψ has shape {tuple(psi.shape)}, "
+                                         f"but the run's team has {config.team.num_players} players")
+    saved_step = int(parts[_ITERATION])
+    search_config = dataclasses.replace(config.search, num_simulations=num_simulations or config.run.eval_simulations)
+    default_name = f"{workdir.name}@{saved_step}" + ("/extrinsic_only" if extrinsic_only else "")
+    return agent_lib.Agent.from_config(config, parts["params"], psi, search_config=search_config,
+                                       extrinsic_only=extrinsic_only, name=name or default_name, step=saved_step)
+
+
+_PSI = "extra/expected_features/psi"
+_ITERATION = "extra/iteration"

@@ -18,6 +18,7 @@ import numpy as np
 import optax
 import pgx.core
 
+from azdb_jax import agent as agent_lib
 from azdb_jax import diversity
 from azdb_jax import learner as learner_lib
 from azdb_jax import matchmaking, networks, replay, selfplay, targets
@@ -79,6 +80,15 @@ class Components(NamedTuple):
         """Behavioural diversity is on when some player has λ_i < 1 (paper §3)."""
         return bool(np.any(np.asarray(self.lambdas) < 1.0))
 
+    def agent(self, params, psi, *, search_config: Optional[search_lib.SearchConfig] = None) -> agent_lib.Agent:
+        """The run's team as an ``Agent`` with these (possibly traced) parameters and ψ:
+        its λ_i, ℓ0 and ``diversity.in_search``; ``search_config`` defaults to self-play's."""
+        return agent_lib.Agent(env=self.env, apply_fn=self.network.apply, params=params,
+                               num_players=int(np.shape(self.lambdas)[0]),
+                               search_config=self.search_config if search_config is None else search_config,
+                               lambdas=tuple(float(x) for x in np.asarray(self.lambdas)), psi=psi,
+                               l0=self.diversity_config.l0, intrinsic_in_search=self.diversity_config.in_search)
+
 
 def _empty_window(transition_shape: selfplay.Transition) -> selfplay.Transition:
     return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), transition_shape)
@@ -119,13 +129,14 @@ def init_trainer(components: Components, rng_key: Array, window: Optional[selfpl
 
 
 def _play(c: Components, params, key, games, payoff, expected_features):
-    hook = search_lib.intrinsic_hook(c.feature_fn, expected_features.psi, l0=c.diversity_config.l0)
+    agent = c.agent(params, expected_features.psi)
+    hook = agent.intrinsic_reward()  # self-play scores its moves with r_d whether or not its searches add it
     return selfplay.selfplay_iteration(
         c.env, c.network.apply, params, key, games,
         lambdas=c.lambdas, config=c.selfplay_config, search_config=c.search_config,
         graph=c.graph_fn(payoff.mean), feature_fn=c.feature_fn, init_fn=c.init_fn,
-        intrinsic_reward_fn=hook.intrinsic_reward_fn if c.diverse else None, hook_params=hook.hook_params,
-        intrinsic_in_search=c.diversity_config.in_search)
+        intrinsic_reward_fn=hook.intrinsic_reward_fn, hook_params=hook.hook_params,
+        intrinsic_in_search=agent.intrinsic_in_search)
 
 
 def _stream_targets(window: selfplay.Transition) -> targets.Targets:

@@ -79,7 +79,7 @@ def main(argv: List[str]) -> None:
         tree_search._backward = backward  # pylint: disable=protected-access  (traced into the programs below)
         for capacity in (int(c) for c in _CAPACITIES.value):
             grow = jax.jit(functools.partial(anytime.grow, team.env, team.apply_fn, config=team.search_config,
-                                             hook=anytime.Hook(hook.feature_fn, hook.intrinsic_reward_fn)),
+                                             hook=hook._replace(hook_params=None)),
                            donate_argnums=(1,))
             restart = jax.jit(functools.partial(anytime.restart, team.env, team.apply_fn), donate_argnums=(1,))
             trees = anytime.begin(team.env, team.apply_fn, params, jax.random.PRNGKey(0), state, players=players,

@@ -237,7 +237,7 @@ def play_agent(run: str, opponents, starts, env_id: str, report, done, save) -> 
     team = loading.load_team(path, step=step, num_simulations=_SIMULATIONS.value)
     if team.env.id != env_id:
         raise ValueError(f"--agents: {run} plays {team.env.id}, the ladder {env_id}")
-    agent = matches.player_agent(team, 0)
+    agent = team.player_policy(0)
     name = f"{team.name}/player0/sims{team.search_config.num_simulations}"
     for text in opponents:
         engine = player_lib.player_from_spec(text)

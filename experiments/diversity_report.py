@@ -35,7 +35,7 @@ from azdb_jax import arena, opponents, ratings  # noqa: E402
 from azdb_jax import games as games_lib  # noqa: E402
 from azdb_jax import cli, runner  # noqa: E402
 from azdb_jax.cli import common_flags  # noqa: E402
-from azdb_jax.evaluation import loading, matches, move_choices, run_summary  # noqa: E402
+from azdb_jax.evaluation import loading, move_choices, run_summary  # noqa: E402
 
 _RUNS = flags.DEFINE_list("runs", [], "name=workdir pairs.")
 _REFERENCE = flags.DEFINE_string("reference", "minimax2", "Fixed opponent (azdb_jax.opponents.opponents_for).")
@@ -62,7 +62,7 @@ def report_run(name: str, workdir: pathlib.Path) -> dict:
     checkpoints = sorted({1, *range(0, last + 1, max(1, last // 6)), last} & set(distances))
 
     # (b) player 0 against the reference
-    agent = matches.player_agent(team, 0)
+    agent = team.player_policy(0)
     reference = opponents.opponents_for(env.id, env)[_REFERENCE.value]
     play = jax.jit(lambda p, k: arena.play_games(env, agent, p, reference, None, k, num_games=_GAMES.value,
                                                  max_plies=games_lib.max_plies(env)))

@@ -114,7 +114,7 @@ def main(argv):
     try:
         for step in steps:
             team = loading.load_team(workdir, step=step, num_simulations=_SIMULATIONS.value)
-            agent = matches.player_agent(team, 0)
+            agent = team.player_policy(0)
             row = dict(iteration=step, **{f"own_vs_{k}": v for k, v in own.get(step, {}).items()})
             if _GAMES.value:
                 fixed = opponents.opponents_for(team.env.id, team.env)

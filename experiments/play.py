@@ -1,7 +1,8 @@
 """Plays a short batch of games through the game layer and prints them.
 
-Uniformly random legal moves, one jitted program: a ``lax.scan`` over plies of a
-``vmap``-ed batch of games. Chess games are printed as PGN (replayed and scored by
+Uniformly random legal moves on both sides, played by the library's game loop
+(``arena.play_games``: one jitted ``lax.scan`` over plies, games in pairs from the same
+start with the colours swapped). Chess games are printed as PGN (replayed and scored by
 python-chess), the others as results and move lists.
 
   python experiments/play.py --game=chess --num_games=8
@@ -14,7 +15,6 @@ from typing import Dict, List
 
 from absl import app, flags
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from azdb_jax import distributed  # imports no JAX backend: safe before jax.distributed.initialize
@@ -23,11 +23,13 @@ if __name__ == "__main__":  # multi-host: join the run before the import below c
     distributed.define_flags()
     distributed.initialize_from_argv(sys.argv)
 
+from azdb_jax import arena, policies  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax import games as games_lib  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax.cli import common_flags  # noqa: E402  pylint: disable=g-import-not-at-top
 
 _GAME = common_flags.define_game("Which game to play.", default="chess", choices=games_lib.IDS)
-_NUM_GAMES = flags.DEFINE_integer("num_games", 8, "Games played in parallel.", lower_bound=1)
+_NUM_GAMES = flags.DEFINE_integer("num_games", 8, "Games played in parallel (an odd number plays one more, "
+                                  "unprinted: games come in pairs).", lower_bound=1)
 _MAX_PLIES = common_flags.define_max_plies("Plies simulated per game; games still running there are shown "
                                            "unfinished (chess ends by ply 512).", default=520)
 _SEED = common_flags.define_seed("Random seed.")
@@ -35,50 +37,34 @@ _SHOW = flags.DEFINE_integer("show", 2, "How many games to print in full.", lowe
 _HEAPS = flags.DEFINE_list("heaps", "1,3,5,7,9", "Nim heaps.")
 
 
-def play_random_games(env, key: jax.Array, num_games: int, max_plies: int) -> Dict[str, jax.Array]:
-    """Random legal games; key is consumed. Returns per-game arrays (time axis second).
+def play_random_games(env, key: jax.Array, num_games: int, max_plies: int) -> Dict[str, np.ndarray]:
+    """Random legal games (``arena.play_games`` of two uniformly random players); key is consumed.
 
-    Keys: ``first_player`` [B] (player id that moved first), ``actions`` [B, T],
-    ``done`` [B, T] (game over after this ply), ``rewards`` [B, 2] final rewards.
+    Returns per-game host arrays for the first ``num_games`` games: ``actions`` [B, T]
+    (−1 after the end), ``length`` [B] plies, ``finished`` [B] and ``first_result`` [B],
+    the result from the first mover's side (+1/0/−1; 0 when unfinished).
     """
-
-    def one_game(key):
-        init_key, key = jax.random.split(key)
-        state = env.init(init_key)
-
-        def one_ply(state, key):
-            logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
-            action = jax.random.categorical(key, logits)
-            was_done = state.terminated | state.truncated
-            next_state = env.step(state, action)
-            # pgx leaves a finished game untouched (and zeroes its rewards): keep the final ones.
-            next_state = jax.tree.map(lambda a, b: jnp.where(was_done, a, b), state, next_state)
-            return next_state, (action, next_state.terminated | next_state.truncated)
-
-        final, (actions, done) = jax.lax.scan(one_ply, state, jax.random.split(key, max_plies))
-        return dict(first_player=state.current_player, actions=actions, done=done, rewards=final.rewards)
-
-    return jax.vmap(one_game)(jax.random.split(key, num_games))
+    random = policies.uniform_random_policy()
+    played = num_games + num_games % 2
+    results = jax.device_get(jax.jit(lambda k: arena.play_games(env, random, None, random, None, k,
+                                                                num_games=played, max_plies=max_plies))(key))
+    first_result = np.where(results.a_first, results.result, -results.result)
+    return dict(actions=np.asarray(results.actions)[:num_games], length=np.asarray(results.length)[:num_games],
+                finished=np.asarray(results.finished)[:num_games], first_result=first_result[:num_games])
 
 
-def _game_length(done: np.ndarray) -> int:
-    ended = np.flatnonzero(done)
-    return int(ended[0]) + 1 if ended.size else len(done)
-
-
-def _result(rewards: np.ndarray, first_player: int, finished: bool) -> str:
+def _result(first_result: float, finished: bool) -> str:
     """Result from the first mover's side, in PGN notation."""
     if not finished:
         return "*"
-    first = rewards[first_player]
-    return {1.0: "1-0", -1.0: "0-1"}.get(float(first), "1/2-1/2")
+    return {1.0: "1-0", -1.0: "0-1"}.get(float(first_result), "1/2-1/2")
 
 
 def _print_chess(games: Dict[str, np.ndarray], show: int) -> None:
     from azdb_jax.envs import chess_pgn  # pylint: disable=g-import-not-at-top
 
     for b in range(len(games["actions"])):
-        length = _game_length(games["done"][b])
+        length = int(games["length"][b])
         actions = games["actions"][b, :length].tolist()
         final = chess_pgn.replay_actions(actions)
         result = chess_pgn.game_result(final, num_plies=length)
@@ -91,9 +77,8 @@ def _print_chess(games: Dict[str, np.ndarray], show: int) -> None:
 
 def _print_other(game: str, games: Dict[str, np.ndarray], show: int) -> None:
     for b in range(len(games["actions"])):
-        length = _game_length(games["done"][b])
-        finished = bool(games["done"][b].any())
-        result = _result(games["rewards"][b], int(games["first_player"][b]), finished)
+        length = int(games["length"][b])
+        result = _result(games["first_result"][b], bool(games["finished"][b]))
         line = f"game {b}: {length} plies, {result} (first mover's view)"
         if b < show:
             line += f"; actions {games['actions'][b, :length].tolist()}"
@@ -105,11 +90,10 @@ def main(argv: List[str]) -> None:
     game = games_lib.get(_GAME.value)
     options = {"heaps": tuple(int(h) for h in _HEAPS.value)} if "nim_heaps" in game.config_fields else {}
     env = games_lib.make(game.id, **options)
-    play = jax.jit(lambda key: play_random_games(env, key, _NUM_GAMES.value, _MAX_PLIES.value))
     start = time.perf_counter()
-    games = jax.device_get(play(jax.random.PRNGKey(_SEED.value)))
+    games = play_random_games(env, jax.random.PRNGKey(_SEED.value), _NUM_GAMES.value, _MAX_PLIES.value)
     elapsed = time.perf_counter() - start
-    plies = sum(_game_length(d) for d in games["done"])
+    plies = int(games["length"].sum())
     print(f"{_NUM_GAMES.value} random {_GAME.value} games, {plies} plies, {elapsed:.1f}s (compile included) "
           f"on {jax.devices()[0].platform}")
     if game.board is not None and game.board.pgn:  # python-chess replays its moves

@@ -94,8 +94,12 @@ def _mates_in_one(env, states, num_slots):
     return won & (slots >= 0), slots, children
 
 
-def play_games(env, apply_fn, params, config, *, player, num_games, max_plies, key):
-    """Self-play games of ``player`` against itself to the end; per-ply records (host arrays)."""
+def self_play_games(env, apply_fn, params, config, *, player, num_games, max_plies, key):
+    """Self-play games of ``player`` against itself to the end; per-ply records (host arrays).
+
+    The run's self-play, not a match (the arena's games): one searched batch per ply with
+    one key, as ``selfplay`` searches, and the search's own outputs (prior, visits, tree,
+    value) recorded at every position."""
     search_config = config.search
     sample_plies = config.selfplay.sample_plies
     num_slots = min(search_config.num_slots or search.num_slots_for(env), env.num_actions)
@@ -215,7 +219,7 @@ def main(argv):
             config = config.__class__(**{**config.__dict__, "search": __import__("dataclasses").replace(
                 config.search, num_simulations=_SIMULATIONS.value)})
         max_plies = games.max_plies(components.env) if _MAX_PLIES.value is None else _MAX_PLIES.value
-        records, reasons, results, lengths = play_games(
+        records, reasons, results, lengths = self_play_games(
             components.env, components.network.apply, state.train_state.params, config, player=_PLAYER.value,
             num_games=_GAMES.value, max_plies=max_plies, key=jax.random.PRNGKey(_SEED.value))
         rows[step] = summarize(records, reasons, results, lengths, components.env.id)

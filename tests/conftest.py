@@ -66,6 +66,14 @@ else:
 _REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
+def _session_folder(tmp_path_factory) -> pathlib.Path:
+    """A folder shared by this session's processes: under xdist each worker's basetemp sits in
+    the session's folder; without xdist the basetemp is the session's folder itself (its
+    parent is shared by every session)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     """Closes the matplotlib figures a test drew and left open (the figure functions return
@@ -208,10 +216,7 @@ def ci_results(tmp_path_factory) -> pathlib.Path:
 
     from azdb_jax import reproduction  # pylint: disable=g-import-not-at-top
 
-    base = tmp_path_factory.getbasetemp()
-    # Under xdist each worker's basetemp sits in the session's folder; without xdist the
-    # basetemp is the session's folder itself (its parent is shared by every session).
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = _session_folder(tmp_path_factory)
     root = shared / "ci_results"
     with open(shared / "ci_results.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -222,6 +227,90 @@ def ci_results(tmp_path_factory) -> pathlib.Path:
         reproduction.train_runs(results, progress=False)
         fcntl.flock(lock, fcntl.LOCK_UN)
     return root
+
+
+# ------------------------------------------------------------------ shared trained runs
+
+# One tiny trained run per registered game, trained once per test session and shared by every
+# test that needs "some trained run of game X" (``trained_run``). A diverse team of three
+# (λ = 0.5, so that φ, ψ and the intrinsic reward take part) on the smallest network and
+# search the pipeline allows, two iterations with a checkpoint and an evaluation after each
+# (the second evaluation plays the previous network too). A test that needs another
+# configuration trains its own (or trains a variant of ``trained_run_config(game)``, whose
+# unchanged programs the persistent compilation cache and ``runner.programs`` share).
+TRAINED_RUN_PLAYERS = 3
+TRAINED_RUN_ITERATIONS = 2
+TRAINED_RUN_EVAL_GAMES = 2
+TRAINED_RUN_EVAL_PLIES = 12  # evaluation games are cut here (or at the game's own end, if sooner)
+
+
+def trained_run_config(game_id: str):
+    """The configuration of ``trained_run(game_id)`` (the same for every test of that game)."""
+    from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
+    from azdb_jax import games  # pylint: disable=g-import-not-at-top
+    from azdb_jax.presets import get_preset  # pylint: disable=g-import-not-at-top
+
+    max_plies = games.max_plies(games.make(game_id))
+    return config_lib.apply_overrides(get_preset("demo"), [
+        f"env.name={game_id}", f"team.num_players={TRAINED_RUN_PLAYERS}", "team.lam=0.5", "diversity.l0=0.8",
+        "team.matchmaker=uniform", "network.channels=4", "network.num_blocks=1", "network.value_hidden=4",
+        "search.num_simulations=2", "selfplay.num_games=2", "selfplay.num_plies=4", "selfplay.sample_plies=2",
+        "replay.capacity=64", "run.batch_size=8", "run.learner_steps=1", f"run.num_iterations={TRAINED_RUN_ITERATIONS}",
+        "run.eval_every=1", f"run.eval_games={TRAINED_RUN_EVAL_GAMES}", "run.eval_simulations=2",
+        f"run.eval_max_plies={min(TRAINED_RUN_EVAL_PLIES, max_plies)}", "run.checkpoint_every=1",
+    ])
+
+
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory):
+    """``trained_run(game_id)``: the folder of that game's tiny trained run (``trained_run_config``).
+
+    Trained once per test session: the first xdist worker to ask for a game trains it under
+    that game's file lock, the others wait and reuse it (games train in parallel). The run is
+    shared: read it (``loading.load_team``, ``runs.load_run``, metrics), never write into it;
+    a test that resumes, continues or damages a run copies it first (``shutil.copytree``).
+    ``train_summary(run)`` is what ``runner.train`` returned for it.
+    """
+    import fcntl  # pylint: disable=g-import-not-at-top
+    import shutil  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax import games, runner  # pylint: disable=g-import-not-at-top
+
+    folder = _session_folder(tmp_path_factory) / "trained_runs"
+    folder.mkdir(exist_ok=True)
+    made = {}
+
+    def get(game_id: str) -> pathlib.Path:
+        if game_id not in games.IDS:
+            raise ValueError(f"no registered game {game_id!r}; registered: {', '.join(games.IDS)}")
+        if game_id not in made:
+            run = folder / game_id
+            done = folder / f"{game_id}.train_summary.json"
+            with open(folder / f"{game_id}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                try:
+                    if not done.exists():
+                        if run.exists():  # a worker died while training it
+                            shutil.rmtree(run)
+                        summary = runner.train(trained_run_config(game_id), run, progress=False)
+                        done.write_text(json.dumps(summary, default=_plain))
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+            made[game_id] = run
+        return made[game_id]
+
+    return get
+
+
+def _plain(value):
+    """JSON for the numpy and JAX scalars of a training summary."""
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def train_summary(run) -> dict:
+    """What ``runner.train`` returned when ``trained_run`` trained ``run``."""
+    run = pathlib.Path(run)
+    return json.loads((run.parent / f"{run.name}.train_summary.json").read_text())
 
 
 def run_notebook(path, results_root, timeout: int = 900) -> dict:

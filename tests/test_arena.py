@@ -128,3 +128,50 @@ def test_bad_arguments_and_out_of_turn_games_are_rejected():
                                 finished=np.ones(2, bool), in_turn=np.array([True, False]))
     with pytest.raises(ValueError, match="out of turn"):
         arena.summarize(results)
+
+
+# ----------------------------------------------------------- players that read the game's moves
+
+
+def _reading(policy):
+    """``policy``'s twin whose batched form reads each game's moves so far (as host players do,
+    ``referee.host_policy``), on tic-tac-toe: it plays ``policy``'s move while the record it is
+    handed is its game's — one move per ply played (``_step_count`` counts them from the empty
+    board), in a prefix, on exactly the squares taken — and an occupied square (an illegal
+    move, which loses at once) otherwise."""
+    batched = arena.per_game_policy(policy)
+
+    def rows(params, keys, states, moves):
+        played = (moves >= 0).sum(-1)
+        prefix = jnp.all((moves >= 0) == (jnp.arange(moves.shape[1])[None] < played[:, None]), axis=-1)
+        taken = jnp.any(jax.nn.one_hot(moves, 9, dtype=bool), axis=1)  # -1 (no move) is no square
+        whole = (played == states._step_count) & prefix & jnp.all(taken == ~states.legal_action_mask, axis=-1)
+        occupied = jnp.argmin(states.legal_action_mask, axis=-1).astype(jnp.int32)
+        return jnp.where(whole | ~states.legal_action_mask.any(-1), batched(params, keys, states), occupied)
+
+    rows.reads_moves = True
+
+    def reading(params, rng_key, state):
+        raise AssertionError("the arena plays a policy with a batched form through it")
+
+    reading.rows = rows
+    return reading
+
+
+def test_a_policy_reading_the_moves_gets_each_games_record_and_plays_the_same_games():
+    # A reading player sees, every ply, its own games' moves so far in order; once every game
+    # has ended the arena skips the plies left, which changes nothing of the results.
+    env = games.make("tic_tac_toe")
+    plain = _play(env, RANDOM, RANDOM, seed=2, num_games=8, max_plies=12)
+    for policy_a, policy_b in ((_reading(RANDOM), RANDOM), (RANDOM, _reading(RANDOM))):
+        read = _play(env, policy_a, policy_b, seed=2, num_games=8, max_plies=12)
+        for field, a, b in zip(arena.GameResults._fields, plain, read):
+            np.testing.assert_array_equal(a, b, err_msg=field)
+    assert plain.finished.all() and plain.length.max() < 12  # plies left over: skipped with a reader
+    # ... and so does each reading opponent of play_each, in its own block.
+    keys = jax.random.split(jax.random.PRNGKey(4), 2)
+    each = jax.jit(lambda k: arena.play_each(env, RANDOM, None, [RANDOM, _reading(RANDOM)], [None, None], k,
+                                             num_games=4, max_plies=9))(keys)
+    single = jax.jit(lambda k: arena.play_games(env, RANDOM, None, RANDOM, None, k, num_games=4, max_plies=9))
+    for j in range(2):
+        np.testing.assert_array_equal(np.asarray(each.actions[j]), np.asarray(single(keys[j]).actions))

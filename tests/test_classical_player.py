@@ -236,10 +236,17 @@ def test_in_training_evaluation_takes_classical_specs():
 def test_a_training_run_evaluates_against_the_classical_searcher(tmp_path):
     from azdb_jax import runner  # pylint: disable=g-import-not-at-top
 
-    runner.train(_gardner_config('run.eval_opponents=["alphabeta:depth=1"]'), tmp_path / "run", progress=False)
+    from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
+    from conftest import trained_run_config  # pylint: disable=g-import-not-at-top,g-bad-import-order
+
+    # Gardner's shared tiny configuration (tests/conftest.py), evaluated against the classical
+    # searcher only: its self-play and learner programs are those of Gardner's shared run.
+    config = config_lib.apply_overrides(trained_run_config("gardner_chess"), ['run.eval_opponents=["alphabeta:depth=1"]'])
+    runner.train(config, tmp_path / "run", progress=False)
     evals = [r for r in runner.read_metrics(tmp_path / "run", wall_clock=False) if r["kind"] == "eval"]
     assert evals and all(r["opponent"] == "alphabeta:depth=1" for r in evals)
-    assert all(r["wins"] + r["draws"] + r["losses"] + r["unfinished"] == 2 for r in evals)
+    assert {r["iteration"] for r in evals} == set(range(1, config.run.num_iterations + 1))
+    assert all(r["wins"] + r["draws"] + r["losses"] + r["unfinished"] == config.run.eval_games for r in evals)
 
 
 def test_play_match_script_takes_classical_specs(tmp_path):

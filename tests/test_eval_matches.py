@@ -103,6 +103,9 @@ def test_one_tally_with_the_trinomial_score_stderr_everywhere():
     assert np.isnan(arena.tally([0], [False])["score_stderr"])
     rich = matches.tally([1, 1, 1, 0, 0, -1, 1], [True] * 6 + [False])
     assert {k: rich[k] for k in tally} == tally and rich["elo_stderr"] > 0
+    # One tally: the match layer's is the arena's, Elo and win rate included.
+    assert matches.tally is arena.tally and tally["win_rate"] == 0.5
+    assert tally["elo"] == pytest.approx(-400 * np.log10(1 / (2 / 3) - 1))
     # Every report takes its standard error from the one tally: no other module computes it.
     package = pathlib.Path(arena.__file__).parent
     users = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
@@ -200,13 +203,13 @@ def test_lookup_games_are_the_chosen_players_games():
         np.testing.assert_array_equal(source.actions[same][0], lookup.actions[g])
     assert matches.summarize_match(lookup)["score"] == pytest.approx(spec.report["lookup"]["score"], nan_ok=True)
     # The single-player agent plays exactly the games of the shared latent policy.
-    alone = matches.play_match(env, matches.player_agent(team, 1), team.params, RANDOM, None, starts=starts,
+    alone = matches.play_match(env, team.player_policy(1), team.params, RANDOM, None, starts=starts,
                                seeds=[0, 1, 2], max_plies=9, batch_pairs=4)
     np.testing.assert_array_equal(alone.actions, spec.per_player[1].actions)
     with pytest.raises(ValueError, match="valid rules: visit, value, lcb, gap"):
-        matches.team_agent(team, "best")
+        team.rule_policy("best")
     with pytest.raises(ValueError, match="player"):
-        matches.player_agent(team, 2)
+        team.player_policy(2)
 
 
 def test_sample_by_visits_matches_the_visit_distribution():
@@ -224,8 +227,8 @@ def test_sample_by_visits_matches_the_visit_distribution():
 def test_sampled_opening_plies_vary_by_seed_then_play_greedily():
     env = games_lib.make("connect_four")
     team = _tiny_team(env, simulations=16)
-    greedy_players = [matches.player_agent(team, 0), matches.team_agent(team, "visit")]
-    sampled_players = [matches.player_agent(team, 0, sample_plies=4), matches.team_agent(team, "visit", sample_plies=4)]
+    greedy_players = [team.player_policy(0), team.rule_policy("visit")]
+    sampled_players = [team.player_policy(0, sample_plies=4), team.rule_policy("visit", sample_plies=4)]
     start = env.init(jax.random.PRNGKey(1))
     later = start.replace(_step_count=jnp.int32(4))  # the sampling window is over
     keys = jax.random.split(jax.random.PRNGKey(2), 24)
@@ -238,7 +241,7 @@ def test_sampled_opening_plies_vary_by_seed_then_play_greedily():
         assert len(set(moves(greedy, start).tolist())) == 1  # a noiseless search: one move whatever the key
         assert len(set(moves(sampled, start).tolist())) > 1  # sampled ∝ visits: the keys disagree
     with pytest.raises(ValueError, match="sample_plies"):
-        matches.team_agent(team, "visit", sample_plies=-1)
+        team.rule_policy("visit", sample_plies=-1)
 
 
 # ------------------------------------------------------------------ chess: PGN and engines
@@ -330,23 +333,18 @@ def test_engine_match_with_stockfish(stockfish_path):  # skipped with the instal
 
 
 @pytest.mark.slow
-def test_cli_match_between_checkpoints(tmp_path):
+def test_cli_match_between_checkpoints(tmp_path, trained_run):
     from azdb_jax import runner  # pylint: disable=g-import-not-at-top
-    from azdb_jax.presets import get_preset  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import agent_match  # pylint: disable=g-import-not-at-top
 
-    config = runner.config_lib.apply_overrides(get_preset("demo"), [
-        "env.name=connect_four", "team.num_players=2", "team.matchmaker=uniform",
-        "network.channels=8", "network.num_blocks=1", "network.value_hidden=8",
-        "search.num_simulations=4", "selfplay.num_games=8", "selfplay.num_plies=4", "selfplay.sample_plies=2",
-        "replay.capacity=256", "run.batch_size=16", "run.learner_steps=1", "run.num_iterations=2",
-        "run.eval_every=0", "run.eval_simulations=2", "run.checkpoint_every=1"])
-    run = tmp_path / "run"
-    runner.train(config, run, progress=False)
+    run = trained_run("connect_four")  # the shared tiny run (tests/conftest.py): checkpoints 1 and 2, 3 players
+    config = runner.load_run_config(run)
+    assert config.run.num_iterations == 2 and config.run.checkpoint_every == 1
+    players = config.team.num_players
     out = tmp_path / "out"
     summary = agent_match.run_match(a=f"{run}@2", b=f"{run}@1", b_player=1, out=out, num_openings=2,
                                    opening_plies=2, seeds=2, simulations=2, progress=False)
-    assert summary["games"] == 8 and summary["a"] == "run@2/visit" and summary["b"] == "run@1/player1"
+    assert summary["games"] == 8 and summary["a"] == f"{run.name}@2/visit" and summary["b"] == f"{run.name}@1/player1"
     saved = json.loads((out / "match.json").read_text())
     assert saved["summary"]["wins"] == summary["wins"] and len(saved["rows"]) == 8
     record = (out / "games.txt").read_text().splitlines()
@@ -356,8 +354,8 @@ def test_cli_match_between_checkpoints(tmp_path):
     # The lookup team (played in test_lookup_games_are_the_chosen_players_games) needs held-out seeds.
     with pytest.raises(ValueError, match="heldout_seeds"):
         agent_match.run_match(a=str(run), a_rule="lookup", b="random", out=tmp_path / "x", seeds=2)
-    with pytest.raises(ValueError, match="team of 2 player"):
-        agent_match.run_match(a=str(run), b="random", num_players_a=3, out=tmp_path / "x")
+    with pytest.raises(ValueError, match=f"team of {players} player"):
+        agent_match.run_match(a=str(run), b="random", num_players_a=players + 1, out=tmp_path / "x")
     with pytest.raises(ValueError, match="fixed opponent of connect_four"):
         agent_match.run_match(a=str(run), b="perfect", out=tmp_path / "x")
     with pytest.raises(ValueError, match="unknown --a_rule"):
@@ -381,13 +379,13 @@ def test_cli_crowded_book_positions_switch_the_runs_to_the_exact_move_generator(
     team = _tiny_team(games_lib.make("chess"))  # built on the default 16-piece generator
     monkeypatch.setattr(loading, "load_team", lambda *args, **kwargs: team)
     searched_on = []  # the move generator of every agent built, in order
-    build_agent = matches.player_agent
+    build_agent = Team.player_policy
 
     def spy(agent_team, player, **kwargs):
         searched_on.append(agent_team.env.max_pieces)
         return build_agent(agent_team, player, **kwargs)
 
-    monkeypatch.setattr(matches, "player_agent", spy)
+    monkeypatch.setattr(Team, "player_policy", spy)
     summary = agent_match.run_match(a=str(run), a_player=0, b="random", book=str(book), seeds=1, max_plies=2,
                                    out=tmp_path / "out", progress=False)
     assert summary["games"] == 2

@@ -382,6 +382,102 @@ def test_team_solver_answers_are_batch_independent(tiny_team):
         assert together.values["team_gap"][b] <= together.values["team_value"][b] + 1e-6
 
 
+def test_team_solver_columns_of_every_option(tiny_team):
+    """Players searched, further per-player moves, trials and several teams name their
+    columns and oracle groups (no search)."""
+    alone = solvers.TeamSolver(tiny_team, players=1, rules=(), homogeneous_copies=0)
+    assert alone.columns == ("player_0",) and alone.groups == {"max_over_latents": ("player_0",)}
+    assert alone.members == ((0, 0),)
+    moves = solvers.TeamSolver(tiny_team, rules=("value",), moves=("value",), homogeneous_copies=1)
+    assert moves.columns == ("player_0", "player_1", "player_0_value", "player_1_value", "team_value",
+                             "homogeneous_0", "homogeneous_value")
+    assert moves.groups == {"max_over_latents": ("player_0", "player_1"),
+                            "max_over_latents_value": ("player_0_value", "player_1_value"),
+                            "homogeneous_max": ("homogeneous_0",)}
+    lcb = solvers.TeamSolver(tiny_team, rules=(), move="lcb", moves=("lcb", "visits"), homogeneous_copies=0)
+    assert lcb.columns == ("player_0", "player_1", "player_0_visits", "player_1_visits")
+    trials = solvers.TeamSolver(tiny_team, trials=(4, 1, 2, 2), rules=("gap",), homogeneous_copies=3)
+    assert trials.columns == ("player_0", "player_1", "latents_1_gap", "latents_2_gap", "copy_0", "copy_1",
+                              "copy_2", "copies_1_gap", "copies_2_gap")
+    assert trials.groups == {"latents_1_max": ("player_0",), "latents_2_max": ("player_0", "player_1"),
+                             "copies_1_max": ("copy_0",), "copies_2_max": ("copy_0", "copy_1")}
+    seeds = solvers.TeamSolver([tiny_team, tiny_team], players=2, rules=("visit",))
+    assert seeds.homogeneous_copies == 0 and seeds.members == ((0, 0), (0, 1), (1, 0), (1, 1))
+    assert seeds.columns == ("seed_0_player_0", "seed_0_player_1", "seed_1_player_0", "seed_1_player_1",
+                             "team_visit")
+    assert seeds.groups == {"max_over_seeds": seeds.columns[:4]}
+    with pytest.raises(ValueError, match="latent 0"):
+        solvers.TeamSolver([tiny_team, tiny_team], homogeneous_copies=2)
+    with pytest.raises(ValueError, match="at least one team"):
+        solvers.TeamSolver([])
+    with pytest.raises(ValueError, match="moves must be among"):
+        solvers.TeamSolver(tiny_team, moves=("policy",))
+    with pytest.raises(ValueError, match="players"):
+        solvers.TeamSolver(tiny_team, players=0)
+    with pytest.raises(ValueError, match="trials"):
+        solvers.TeamSolver(tiny_team, trials=(0, 2))
+    gardner = Team(env=games.make("gardner_chess"), apply_fn=tiny_team.apply_fn, params=None, num_players=2,
+                   search_config=tiny_team.search_config)
+    with pytest.raises(ValueError, match="different games"):
+        solvers.TeamSolver([tiny_team, gardner])
+
+
+@pytest.mark.slow
+def test_team_solver_player_view_several_teams_and_shared_programs(tiny_team):
+    """Player 0 searched alone with its move bars checked against the network by hand;
+    several teams answer as each team alone; solvers sharing ``programs`` compile once."""
+    programs = {}
+    boards = [chess.Board(START), chess.Board(AFTER_E4), chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")]
+    whole = solvers.TeamSolver(tiny_team, rules=("value", "gap"), homogeneous_copies=0, batch_size=4,
+                               programs=programs)
+    seeds = solvers.TeamSolver([tiny_team, tiny_team], rules=("value", "gap"), batch_size=4, programs=programs)
+    together, as_seeds = whole(boards), seeds(boards)
+    for j in range(2):
+        for s in range(2):
+            assert as_seeds.moves[f"seed_{s}_player_{j}"] == together.moves[f"player_{j}"]
+            np.testing.assert_array_equal(as_seeds.values[f"seed_{s}_player_{j}"], together.values[f"player_{j}"])
+    for rule in ("value", "gap"):  # a duplicated team changes no choice (ties go to the lower index)
+        assert as_seeds.moves[f"team_{rule}"] == together.moves[f"team_{rule}"]
+    assert len(programs) == 2  # the one team's program served both solvers; the second team has its own
+
+    alone = solvers.TeamSolver(tiny_team, players=1, rules=(), homogeneous_copies=0, batch_size=4, programs=programs)
+    again = solvers.TeamSolver(tiny_team, players=1, rules=(), homogeneous_copies=0, batch_size=4, programs=programs)
+    assert again(boards).moves == alone(boards).moves
+    searched = [program for key, program in programs.items() if key[0] == "search" and key[2] == 1]
+    assert len(searched) == 1 and searched[0]._cache_size() == 1
+    bars = alone.move_bars(boards)
+    game = games.board_game(tiny_team.env)
+
+    def network(positions):
+        states = game.states_from_boards(positions, max_pieces=game.required_max_pieces(positions))
+        return tiny_team.apply_fn(tiny_team.params, states.observation, np.zeros(len(positions), np.int32))
+
+    roots = network(boards)
+    for b, (board, view) in enumerate(zip(boards, bars)):
+        legal = sorted(board.legal_moves, key=lambda m: m.uci())
+        assert view["moves"] == [m.uci() for m in legal]
+        logits = np.asarray(roots.policy_logits[b], np.float64)[view["actions"]]
+        np.testing.assert_allclose(view["prior"], np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum(),
+                                   atol=1e-5)
+        assert view["root_value"] == pytest.approx(float(roots.value[b]), abs=1e-5)
+        assert 0 < view["visits"].sum() <= tiny_team.search_config.num_simulations
+        np.testing.assert_array_equal(np.isnan(view["q"]), view["visits"] == 0)
+        assert view["search_value"] == pytest.approx(np.nanmax(view["q"]), abs=1e-6)
+        children = []
+        for move in legal:
+            child = board.copy(stack=False)
+            child.push(move)
+            children.append(child)
+        live = [k for k, child in enumerate(children) if not child.is_game_over()]
+        np.testing.assert_allclose(view["raw_value"][live], -np.asarray(network([children[k] for k in live]).value),
+                                   atol=1e-5)
+        for k, child in enumerate(children):
+            if child.is_checkmate():  # Ra8#
+                assert view["raw_value"][k] == 1.0 and view["moves"][k] == "a1a8"
+    with pytest.raises(ValueError, match="already over"):
+        alone.move_bars([chess.Board("R5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 0 1")])
+
+
 @pytest.mark.slow
 def test_cli_runs_end_to_end_and_oracle_bounds_every_rule(tiny_team, tmp_path):
     path = _write(tmp_path, "sts.epd", STS_LINES)

@@ -1,5 +1,6 @@
 """The host game loop (``azdb_jax.referee``): endings by the rules, the ply limit, faults;
-and the UCI gauntlet's faults through it, against scripted UCI engines in real processes."""
+a host player inside the arena (``referee.host_policy``); and the UCI gauntlet's faults
+through the host loop, against scripted UCI engines in real processes."""
 
 import sys
 import textwrap
@@ -76,6 +77,59 @@ def test_gardner_games_end_by_the_envs_rules():
     for move in game.board.move_stack:
         replay.push(move)
     assert replay.fen() == game.board.fen()
+
+
+# ------------------------------------------------------------------ a host player in the arena
+
+
+class _Watched:
+    """The first legal move, noting the board each call is handed: (start FEN, moves so far)."""
+
+    name = "watched"
+
+    def __init__(self, fail_at=None):
+        self.calls, self.fail_at = [], fail_at
+
+    def __call__(self, board):
+        self.calls.append((board.root().fen(), tuple(move.uci() for move in board.move_stack)))
+        if len(self.calls) == self.fail_at:
+            raise RuntimeError("engine went away")
+        return board.legal_moves[0]
+
+
+@pytest.mark.slow
+def test_a_host_player_in_the_arena_sees_each_game_on_a_board_with_its_moves():
+    # Gardner chess, 3 starts in chunks of 2 pairs (one padding pair): the host player is asked
+    # once per move it makes in the real games, in order, on the game's start with the game's
+    # moves pushed; its exception stops the match and is raised as itself.
+    from azdb_jax import games, opponents  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation import matches  # pylint: disable=g-import-not-at-top
+
+    env = games.make("gardner_chess")
+    fens = [None, "4k/5/5/1p3/R3K b - - 0 1", "k1K2/5/5/5/1R3 w - - 0 1"]
+    watched = _Watched()
+    match = matches.play_engine_match(opponents.uniform_random_policy(), None, watched, fens, env=env, seeds=(2,),
+                                      max_plies=16, batch_pairs=2, agent_name="random")
+    assert match.names == ("random", "watched") and match.finished.any()
+    expected = []
+    for g in range(match.num_games):
+        board = GardnerBoard(fens[match.start_index[g]])
+        start, moves = board.fen(), []
+        for ply, action in enumerate(match.actions[g, :match.length[g]]):
+            if (ply % 2 == 0) != bool(match.a_first[g]):  # the host player's move
+                expected.append((g, ply, (start, tuple(moves))))
+            moves.append(games.board_game(env).action_to_uci(int(action), board))
+            board.push(chess.Move.from_uci(moves[-1]))
+    # Calls go chunk after chunk (2 pairs, 4 games each), ply by ply, the games in pair order;
+    # none for the padding pair.
+    order = sorted(expected, key=lambda item: (item[0] // 4, item[1], item[0] // 2))
+    assert watched.calls == [call for _, _, call in order]
+
+    failing = _Watched(fail_at=3)
+    with pytest.raises(RuntimeError, match="engine went away"):
+        matches.play_engine_match(opponents.uniform_random_policy(), None, failing, fens[:1], env=env, seeds=(2,),
+                                  max_plies=16, batch_pairs=2)
+    assert len(failing.calls) == 3
 
 
 # ------------------------------------------------------------------ the UCI gauntlet's faults

@@ -330,13 +330,15 @@ def test_chess_puzzle_sets_read_the_lichess_file(data_dir):
 
 
 def test_trials_solver_answers_do_not_depend_on_batch_or_order(ci_results):
-    from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
+    """``TeamSolver`` with ``trials`` (the scaling group's solver) answers a puzzle alike in
+    other batches and another order."""
+    from azdb_jax.evaluation import loading, solvers  # pylint: disable=g-import-not-at-top
     from azdb_jax.reproduction import _puzzle_common as common  # pylint: disable=g-import-not-at-top
 
     report = reproduction.load_or_evaluate(ci_results, "scaling")
     sims = report["summary"]["simulations"][0]
     team = loading.load_team(pathlib.Path(ci_results) / "runs" / report["summary"]["runs"][0], num_simulations=sims)
-    solver = common.TrialsSolver(team, trials=(1, 2, 3), rules=("lcb",), copies=3, batch_size=3)
+    solver = solvers.TeamSolver(team, trials=(1, 2, 3), rules=("lcb",), homogeneous_copies=3, batch_size=3)
     sets = common.puzzle_sets("gardner_chess", 8, ONE_MOVE)
     records = [p for name in ONE_MOVE for p in sets[name]][::-1]  # another order, other batches
     out = solver([p.board_at(0) for p in records])
@@ -350,7 +352,9 @@ def test_trials_solver_answers_do_not_depend_on_batch_or_order(ci_results):
 
 
 def test_seeds_solver_is_each_runs_team_solver_and_duplicates_change_no_choice(fsf_path, ci_results):
-    from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
+    """``TeamSolver`` given several teams (the seeds as one team, Fig. 5 right): each run's
+    players answer as the run alone does, and a duplicated run changes no rule's choice."""
+    from azdb_jax.evaluation import loading, solvers  # pylint: disable=g-import-not-at-top
     from azdb_jax.reproduction import _puzzle_common as common  # pylint: disable=g-import-not-at-top
 
     report = reproduction.load_or_evaluate(ci_results, "solve_rates")
@@ -359,7 +363,7 @@ def test_seeds_solver_is_each_runs_team_solver_and_duplicates_change_no_choice(f
                              num_simulations=summary["num_simulations"])
     # the same run twice: every player is duplicated, and ties go to the lower index, so
     # every rule chooses what it chooses for the run alone
-    solver = common.SeedsSolver([team, team], rules=RULES, batch_size=8)
+    solver = solvers.TeamSolver([team, team], rules=RULES, batch_size=8)
     assert solver.groups["max_over_seeds"] == tuple(f"seed_{s}_player_{j}" for s in (0, 1) for j in range(3))
     sets = common.puzzle_sets("gardner_chess", 8, ONE_MOVE)
     records = [p for name in ONE_MOVE for p in sets[name]]
@@ -371,8 +375,9 @@ def test_seeds_solver_is_each_runs_team_solver_and_duplicates_change_no_choice(f
             assert out.moves[f"seed_0_player_{j}"][k] == out.moves[f"seed_1_player_{j}"][k] == row[f"player_{j}_moves"]
         for r in RULES:
             assert out.moves[f"team_{r}"][k] == row[f"team_{r}_moves"], (record.puzzle_id, r)
-    one = common.SeedsSolver([team, team], players=1, rules=("value",), batch_size=8)
+    one = solvers.TeamSolver([team, team], players=1, rules=("value",), batch_size=8)
     assert one.columns == ("seed_0_player_0", "seed_1_player_0", "team_value")
+    assert one.groups == {"max_over_seeds": ("seed_0_player_0", "seed_1_player_0")}
 
 
 def test_two_identical_seeds_agree_with_one(fsf_path, ci_results, tmp_path):

@@ -20,11 +20,9 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import diversity, features, games, networks, planning, runner, search  # noqa: E402
-from azdb_jax import config as config_lib  # noqa: E402
-from azdb_jax.evaluation import loading, matches, puzzle_eval, team as team_lib  # noqa: E402
+from azdb_jax.evaluation import loading, puzzle_eval, team as team_lib  # noqa: E402
 from azdb_jax.evaluation.team import Team  # noqa: E402
 from azdb_jax.networks import NetOutput  # noqa: E402
-from azdb_jax.presets import get_preset  # noqa: E402
 from test_planning import _ttt_setup  # noqa: E402
 
 # ------------------------------------------------------------------ hand-computed intrinsic terms
@@ -143,9 +141,14 @@ def test_the_intrinsic_reward_hook_is_built_in_one_place():
     builders = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
                       if "team_intrinsic_reward" in p.read_text() and p.name != "diversity.py")
     assert builders == ["search.py"], builders
+    # λ and the hook are assembled by the agent alone (azdb_jax.agent.Agent: search_hook,
+    # intrinsic_reward), which the trainer, the evaluator, matches, solvers, Nim's measures
+    # and the UCI engine all use; so is the team search.
+    hooks = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                   if "intrinsic_hook(" in p.read_text() and p.name != "search.py")
+    assert hooks == ["agent.py"], hooks
     callers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py") if "planning.team_search(" in p.read_text())
-    # The Team's search; the Nim measures search an untrained λ per call (no run, no ψ).
-    assert callers == ["evaluation/nim.py", "evaluation/team.py"], callers
+    assert callers == ["agent.py"], callers
 
 
 # ------------------------------------------------------------------ λ = 1 is AlphaZero, bit for bit
@@ -189,15 +192,15 @@ def test_match_agents_search_like_the_team():
     ablation = team.as_extrinsic_only()
     key = jax.random.PRNGKey(2)
     # Player 0 plays the same moves in both modes; the latent policy is the single-player policy.
-    np.testing.assert_array_equal(jax.jit(matches.player_agent(team, 0))(params, key, states),
-                                  jax.jit(matches.player_agent(ablation, 0))(params, key, states))
+    np.testing.assert_array_equal(jax.jit(team.player_policy(0))(params, key, states),
+                                  jax.jit(ablation.player_policy(0))(params, key, states))
     for j in range(3):
         np.testing.assert_array_equal(
-            jax.jit(matches.player_agent(team, j))(params, key, states),
-            jax.jit(matches.latent_agent(team))((params, jnp.int32(j)), key, states))
+            jax.jit(team.player_policy(j))(params, key, states),
+            jax.jit(team.latent_policy())((params, jnp.int32(j)), key, states))
     # λ = 0 and a tiny ℓ0: only the (large) intrinsic reward counts, so some move changes.
-    own = [np.asarray(jax.jit(matches.player_agent(team, j))(params, key, states)) for j in (1, 2)]
-    ext = [np.asarray(jax.jit(matches.player_agent(ablation, j))(params, key, states)) for j in (1, 2)]
+    own = [np.asarray(jax.jit(team.player_policy(j))(params, key, states)) for j in (1, 2)]
+    ext = [np.asarray(jax.jit(ablation.player_policy(j))(params, key, states)) for j in (1, 2)]
     assert any((a != b).any() for a, b in zip(own, ext))
 
 
@@ -220,48 +223,43 @@ def test_team_describes_its_search():
              lambdas=(0.5, 0.5))
 
 
-TINY_RUN = [
-    "env.name=tic_tac_toe", "team.num_players=2", "team.matchmaker=uniform", "team.lam=0.5", "diversity.l0=0.8",
-    "network.channels=8", "network.num_blocks=1", "network.value_hidden=8",
-    "search.num_simulations=6", "selfplay.num_games=8", "selfplay.num_plies=5", "selfplay.sample_plies=2",
-    "replay.capacity=512", "run.batch_size=32", "run.learner_steps=2", "run.num_iterations=2",
-    "run.eval_every=1", "run.eval_games=4", "run.eval_simulations=4", "run.checkpoint_every=1",
-]
-
-
 @pytest.fixture(scope="module")
-def diverse_run(tmp_path_factory):
-    """A tiny AZdb run (λ = 0.5), straight and resumed after an interruption."""
-    config = config_lib.apply_overrides(get_preset("demo"), TINY_RUN)
-    root = tmp_path_factory.mktemp("runs")
-    runner.train(config, root / "straight", progress=False)
-    runner.train(config, root / "resumed", stop_after=1, progress=False)  # resumes with a previous network
-    runner.train(config, root / "resumed", resume=True, progress=False)
-    return config, root
+def diverse_run(trained_run, tmp_path_factory):
+    """A tiny AZdb run (λ = 0.5): tic-tac-toe's shared ``trained_run`` (tests/conftest.py) as the
+    straight run, and the same configuration resumed after an interruption (trained here)."""
+    straight = trained_run("tic_tac_toe")
+    config = runner.load_run_config(straight)
+    resumed = tmp_path_factory.mktemp("runs") / "resumed"
+    runner.train(config, resumed, stop_after=1, progress=False)  # resumes with a previous network
+    runner.train(config, resumed, resume=True, progress=False)
+    return config, straight, resumed
 
 
 @pytest.mark.slow
 def test_loaded_team_searches_as_in_selfplay(diverse_run):
-    config, root = diverse_run
-    team = loading.load_team(root / "straight")
-    _, _, state = runner.load_run(root / "straight")
-    assert team.lambdas == (1.0, 0.5) and team.l0 == 0.8 and team.search_mode == "selfplay"
+    config, straight, _ = diverse_run
+    assert config.team.lam == 0.5 and config.team.num_players == 3
+    team = loading.load_team(straight)
+    _, _, state = runner.load_run(straight)
+    assert team.lambdas == (1.0, 0.5, 0.5) and team.l0 == config.diversity.l0 == 0.8
+    assert team.search_mode == "selfplay"
     np.testing.assert_array_equal(team.psi, np.asarray(state.expected_features.psi))
     assert team.search_hook().intrinsic_reward_fn is not None
-    ablation = loading.load_team(root / "straight", extrinsic_only=True)
+    ablation = loading.load_team(straight, extrinsic_only=True)
     assert ablation.name.endswith("/extrinsic_only") and ablation.search_hook().hook_params is None
-    np.testing.assert_array_equal(ablation.search_lambdas, [1.0, 1.0])
+    np.testing.assert_array_equal(ablation.search_lambdas, [1.0, 1.0, 1.0])
 
 
 @pytest.mark.slow
 def test_evaluation_with_the_previous_network_and_its_psi_resumes_exactly(diverse_run):
-    _, root = diverse_run
+    config, straight, resumed = diverse_run
+    assert config.run.eval_every == 1 and config.run.num_iterations == 2
 
-    def records(name):
-        return runner.read_metrics(root / name, wall_clock=False)
+    def records(workdir):
+        return runner.read_metrics(workdir, wall_clock=False)
 
-    assert records("straight") == records("resumed")
-    opponents = {r["opponent"] for r in records("straight") if r["kind"] == "eval" and r["iteration"] == 2}
+    assert records(straight) == records(resumed)
+    opponents = {r["opponent"] for r in records(straight) if r["kind"] == "eval" and r["iteration"] == 2}
     assert "previous" in opponents
 
 

@@ -17,6 +17,7 @@ from azdb_jax import arena, checkpoint, trainer  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
 from azdb_jax import runner  # noqa: E402
 from azdb_jax.presets import get_preset  # noqa: E402
+from conftest import trained_run_config  # noqa: E402  pylint: disable=g-bad-import-order
 
 TINY = [
     "env.name=tic_tac_toe", "team.num_players=2", "team.lam=1.0", "team.matchmaker=uniform",
@@ -33,6 +34,12 @@ def tiny_config(*extra):
 
 def _records(workdir):
     return runner.read_metrics(workdir, wall_clock=False)
+
+
+def _copy(run, workdir):
+    """A copy of a shared ``trained_run`` (tests/conftest.py) to resume, continue or damage."""
+    shutil.copytree(run, workdir)
+    return workdir
 
 
 @pytest.mark.slow
@@ -63,43 +70,51 @@ def test_every_finished_transition_is_stored_once():
 
 
 @pytest.mark.slow
-def test_resume_continues_exactly(tmp_path):
-    config = tiny_config()
-    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    runner.train(config, straight, progress=False)
-    runner.train(config, resumed, stop_after=2, progress=False)  # "interrupted" after iteration 2
+def test_resume_continues_exactly(tmp_path, trained_run):
+    # The straight run is tic-tac-toe's shared run (a diverse team: ψ and the previous network's
+    # ψ are resumed too); a λ = 1 run resumed past its end is tests/test_cli.py's
+    # test_a_finished_run_continued_equals_a_longer_run.
+    straight = trained_run("tic_tac_toe")
+    config = runner.load_run_config(straight)
+    assert config.run.num_iterations == 2 and config.run.eval_every == config.run.checkpoint_every == 1
+    resumed = tmp_path / "resumed"
+    runner.train(config, resumed, stop_after=1, progress=False)  # "interrupted" after iteration 1
     # An iteration past the last checkpoint that was logged and then lost is replayed, not duplicated.
     with (resumed / "metrics.jsonl").open("a") as f:
-        f.write(json.dumps({"kind": "train", "iteration": 3, "loss": 123.0}) + "\n")
+        f.write(json.dumps({"kind": "train", "iteration": 2, "loss": 123.0}) + "\n")
     runner.train(config, resumed, resume=True, progress=False)
     assert _records(straight) == _records(resumed)
     kinds = {(r["kind"], r["iteration"]) for r in _records(straight)}
-    assert ("eval", 2) in kinds and ("eval", 4) in kinds and ("train", 4) in kinds
-    opponents = {r["opponent"] for r in _records(straight) if r["kind"] == "eval" and r["iteration"] == 4}
+    assert ("eval", 1) in kinds and ("eval", 2) in kinds and ("train", 2) in kinds
+    opponents = {r["opponent"] for r in _records(straight) if r["kind"] == "eval" and r["iteration"] == 2}
     assert {"random", "perfect", "previous"} <= opponents
 
 
-def test_run_errors_are_clear(tmp_path):
-    config = tiny_config("run.num_iterations=2")
+def test_run_errors_are_clear(tmp_path, trained_run):
+    # On a copy of tic-tac-toe's shared run (trains nothing here).
+    shared = trained_run("tic_tac_toe")
+    config = runner.load_run_config(shared)
+    simulations = config.search.num_simulations
     with pytest.raises(FileNotFoundError, match="no config.json"):
         runner.train(config, tmp_path / "nothing", resume=True, progress=False)
-    runner.train(config, tmp_path / "run", progress=False)
+    run = _copy(shared, tmp_path / "run")
     with pytest.raises(ValueError, match="already holds checkpoints"):
-        runner.train(config, tmp_path / "run", progress=False)
-    with pytest.raises(ValueError, match="search.num_simulations: 6 -> 5"):
-        runner.train(tiny_config("search.num_simulations=5"), tmp_path / "run", resume=True, progress=False)
+        runner.train(config, run, progress=False)
+    with pytest.raises(ValueError, match=f"search.num_simulations: {simulations} -> {simulations + 1}"):
+        runner.train(config_lib.apply_overrides(config, [f"search.num_simulations={simulations + 1}"]), run,
+                     resume=True, progress=False)
     # A checkpoint whose data was damaged is refused with its path named.
-    step_dir = tmp_path / "run" / "checkpoints" / "2"
+    step_dir = run / "checkpoints" / str(config.run.num_iterations)  # the latest, which a resume restores
     data_files = [p for p in (step_dir / "state").rglob("*") if p.is_file() and p.stat().st_size > 64]
     assert data_files
     for path in data_files:
         path.write_bytes(b"\0" * path.stat().st_size)
     with pytest.raises(checkpoint.CheckpointError, match=str(step_dir)):
         runner.train(config_lib.dataclasses.replace(config, run=config_lib.dataclasses.replace(
-            config.run, num_iterations=2)), tmp_path / "run", resume=True, progress=False)
-    shutil.rmtree(tmp_path / "run" / "checkpoints")
+            config.run, num_iterations=config.run.num_iterations)), run, resume=True, progress=False)
+    shutil.rmtree(run / "checkpoints")
     with pytest.raises(FileNotFoundError, match="no checkpoint to resume from"):
-        runner.train(config, tmp_path / "run", resume=True, progress=False)
+        runner.train(config, run, resume=True, progress=False)
 
 
 def test_evaluation_plays_the_chosen_opponents_only(tmp_path):
@@ -112,9 +127,14 @@ def test_evaluation_plays_the_chosen_opponents_only(tmp_path):
     with pytest.raises(ValueError, match="no opponent 'oracle' for tic_tac_toe"):
         runner.Evaluator(tiny_config('run.eval_opponents=["oracle"]'), components)
     # A run evaluates exactly the chosen ones (the previous network from its second evaluation).
-    runner.train(tiny_config('run.eval_opponents=["perfect","previous"]'), tmp_path / "run", progress=False)
+    # Tic-tac-toe's shared configuration (tests/conftest.py), evaluated after each of its 2
+    # iterations, with the opponents chosen: its other programs are the shared run's.
+    chosen_run = config_lib.apply_overrides(trained_run_config("tic_tac_toe"),
+                                            ['run.eval_opponents=["perfect","previous"]'])
+    assert chosen_run.run.num_iterations == 2 and chosen_run.run.eval_every == 1
+    runner.train(chosen_run, tmp_path / "run", progress=False)
     evals = [(r["iteration"], r["opponent"]) for r in _records(tmp_path / "run") if r["kind"] == "eval"]
-    assert sorted(set(evals)) == [(2, "perfect"), (4, "perfect"), (4, "previous")]
+    assert sorted(set(evals)) == [(1, "perfect"), (2, "perfect"), (2, "previous")]
 
 
 @pytest.mark.slow
@@ -207,24 +227,27 @@ def test_diversity_terms_flow_into_records_and_targets():
         assert float(plain_metrics[name]) == 0.0
 
 
-def test_checkpoint_written_before_the_intrinsic_part_restores_with_zeros(tmp_path):
+def test_checkpoint_written_before_the_intrinsic_part_restores_with_zeros(tmp_path, trained_run):
     # A run saved before the self-play window recorded search_value_intrinsic: its pending
     # window has no such array. It restores, with the part 0 (what a λ = 1 window records).
-    config = tiny_config()
-    runner.train(config, tmp_path / "run", progress=False)
+    # The run is tic-tac-toe's shared one (read, not written); the old checkpoint goes to tmp_path.
+    run = trained_run("tic_tac_toe")
+    config = runner.load_run_config(run)
     components = runner.build_components(config)
-    _, _, state = runner.load_run(tmp_path / "run")
+    _, _, state = runner.load_run(run)
     old = state.pending._asdict()
     del old["search_value_intrinsic"]
     run_state = runner._to_run_state(state, None, False)  # pylint: disable=protected-access
     run_state = run_state._replace(extra=dict(run_state.extra, pending=old))
     with checkpoint.RunCheckpointer(str(tmp_path / "old" / "checkpoints")) as manager:
-        manager.save(4, run_state, config=config)
-    shutil.copy(tmp_path / "run" / "config.json", tmp_path / "old" / "config.json")
+        manager.save(int(state.iteration), run_state, config=config)
+    shutil.copy(run / "config.json", tmp_path / "old" / "config.json")
     _, _, restored = runner.load_run(tmp_path / "old")
     np.testing.assert_array_equal(restored.pending.search_value_intrinsic, 0.0)
     np.testing.assert_array_equal(restored.pending.search_value, state.pending.search_value)
-    assert components.diverse is False
+    # The shared team is diverse (λ = 0.5), so the zeros are the restore's fill for the missing
+    # array, not values a λ = 1 window would have recorded anyway.
+    assert components.diverse is True
 
 
 @pytest.mark.slow
@@ -270,23 +293,28 @@ def test_the_abstract_state_is_traced_once_per_configuration_and_matches_a_fresh
 
 
 @pytest.mark.slow
-def test_a_continued_run_still_loads_its_earlier_checkpoints(tmp_path):
-    config = tiny_config("run.num_iterations=2", "run.eval_every=0")
-    runner.train(config, tmp_path / "run", progress=False)
-    _, _, at_2 = runner.load_run(tmp_path / "run")
+def test_a_continued_run_still_loads_its_earlier_checkpoints(tmp_path, trained_run):
+    # A copy of tic-tac-toe's shared run (planned for 2 iterations), continued to 4.
+    shared = trained_run("tic_tac_toe")
+    config = runner.load_run_config(shared)
+    assert config.run.num_iterations == 2
+    run = _copy(shared, tmp_path / "run")
+    _, _, at_2 = runner.load_run(run)
     longer = config_lib.dataclasses.replace(config, run=config_lib.dataclasses.replace(config.run, num_iterations=4))
-    runner.train(longer, tmp_path / "run", resume=True, progress=False)
-    assert runner.load_run_config(tmp_path / "run").run.num_iterations == 4
-    again_config, _, again = runner.load_run(tmp_path / "run", step=2)  # saved when the run was planned for 2
+    runner.train(longer, run, resume=True, progress=False)
+    assert runner.load_run_config(run).run.num_iterations == 4
+    again_config, _, again = runner.load_run(run, step=2)  # saved when the run was planned for 2
     assert int(again.iteration) == 2 and again_config.run.num_iterations == 4
     assert all(jax.tree.leaves(jax.tree.map(np.array_equal, at_2.train_state.params, again.train_state.params)))
-    assert int(runner.load_run(tmp_path / "run")[2].iteration) == 4
+    assert int(runner.load_run(run)[2].iteration) == 4
     # Any other difference from what a checkpoint was saved with is still refused, naming it.
-    changed = json.loads((tmp_path / "run" / "config.json").read_text())
-    changed["search"]["num_simulations"] = 5
-    (tmp_path / "run" / "config.json").write_text(json.dumps(changed))
-    with pytest.raises(checkpoint.CheckpointError, match="search.num_simulations: checkpoint has 6, asked for 5"):
-        runner.load_run(tmp_path / "run", step=2)
+    simulations = config.search.num_simulations
+    changed = json.loads((run / "config.json").read_text())
+    changed["search"]["num_simulations"] = simulations + 1
+    (run / "config.json").write_text(json.dumps(changed))
+    with pytest.raises(checkpoint.CheckpointError,
+                       match=f"search.num_simulations: checkpoint has {simulations}, asked for {simulations + 1}"):
+        runner.load_run(run, step=2)
 
 
 @pytest.mark.slow

@@ -57,10 +57,10 @@ def _team_policy(agent: Agent, player: Optional[int], rule: Optional[str], side:
             raise ValueError("the lookup team plays as A: pass --a=RUN --a_rule=lookup")
         agent.lookup, agent.name = True, f"{team.name}/lookup"
     elif rule is not None:
-        agent.policy = matches.team_agent(team, rule, sample_plies=sample_plies)
+        agent.policy = team.rule_policy(rule, sample_plies=sample_plies)
         agent.params, agent.name = team.params, f"{team.name}/{rule}"
     else:
-        agent.policy, agent.params = matches.player_agent(team, player, sample_plies=sample_plies), team.params
+        agent.policy, agent.params = team.player_policy(player, sample_plies=sample_plies), team.params
         agent.name = f"{team.name}/player{player}"
 
 

@@ -203,8 +203,8 @@ def arena_eval(config: config_lib.TrainConfig, components: trainer.Components, p
     """
     env = components.env
     sample_plies = 6 if opponent == "untrained" else 0
-    agent = opponents.search_policy(env, components.network.apply, eval_search_config(config), player=0,
-                                    sample_plies=sample_plies)
+    agent = components.agent(None, None, search_config=eval_search_config(config)).player_policy(
+        0, sample_plies=sample_plies)
     policy_b = agent if opponent == "untrained" else opponents.opponents_for(env.id, env)[opponent]
     num_games = config.run.eval_games + config.run.eval_games % 2
     play = jax.jit(functools.partial(arena.play_games, env, agent, policy_b=policy_b, num_games=num_games,

@@ -1,10 +1,6 @@
-"""A trained team from a run's directory: config, checkpoint, search settings."""
+"""A trained team from a run's directory, for the evaluation code (``runs.load_agent``)."""
 
-import dataclasses
-import pathlib
 from typing import Optional
-
-import numpy as np
 
 from azdb_jax import runs
 from azdb_jax.evaluation import team as team_lib
@@ -13,7 +9,9 @@ from azdb_jax.evaluation import team as team_lib
 def load_team(workdir, *, step: Optional[int] = None, num_players: Optional[int] = None,
               num_simulations: Optional[int] = None, extrinsic_only: bool = False,
               name: Optional[str] = None) -> team_lib.Team:
-    """The team saved in ``workdir`` (a run directory written by ``azdb_jax.runner.train``).
+    """The team saved in ``workdir`` (a run directory written by ``azdb_jax.runner.train``),
+    as the library's one agent type: ``runs.load_agent``, which reads the run's config,
+    parameters and ψ and nothing else.
 
     The team searches as its players did in self-play (SPEC §2): each player's ``λ_i``
     from the run's config (``λ_0 = 1``), the intrinsic reward of the checkpoint's
@@ -33,18 +31,8 @@ def load_team(workdir, *, step: Optional[int] = None, num_players: Optional[int]
       FileNotFoundError / checkpoint.CheckpointError: no run, or a missing or corrupt checkpoint.
       ValueError: the team size differs from ``num_players``.
     """
-    workdir = pathlib.Path(workdir)
-    config, components, state = runs.load_run(workdir, step)
-    saved_step = int(state.iteration)
-    search_config = dataclasses.replace(config.search, num_simulations=num_simulations or config.run.eval_simulations)
-    default_name = f"{workdir.name}@{saved_step}" + ("/extrinsic_only" if extrinsic_only else "")
-    team = team_lib.Team(env=components.env, apply_fn=components.network.apply, params=state.train_state.params,
-                         num_players=config.team.num_players, search_config=search_config,
-                         lambdas=tuple(float(x) for x in np.asarray(components.lambdas)),
-                         psi=np.asarray(state.expected_features.psi), l0=config.diversity.l0,
-                         intrinsic_in_search=config.diversity.in_search, extrinsic_only=extrinsic_only,
-                         name=name or default_name, step=saved_step)
-    team_lib.check_num_players(team, num_players, source=f"checkpoint {workdir}/checkpoints (step {saved_step})")
+    team = runs.load_agent(workdir, step, num_simulations=num_simulations, extrinsic_only=extrinsic_only, name=name)
+    team_lib.check_num_players(team, num_players, source=f"checkpoint {workdir}/checkpoints (step {team.step})")
     return team
 
 

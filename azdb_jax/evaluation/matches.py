@@ -4,7 +4,7 @@ SPEC §2 "Matches": two agents play every start position twice, once with each c
 for every seed; a game scores W = 1, D = ½, L = 0 for agent A, and the Elo difference
 −400·log10(1/p − 1) of the score p comes with its standard error
 (``azdb_jax.ratings.elo_difference``). A team counts as one agent through a selection
-rule (``team_agent``, paper §3, Eq. 9); a single latent plays through ``player_agent``.
+rule (``Agent.rule_policy``, paper §3, Eq. 9); a single latent plays through ``Agent.player_policy``.
 
 Games are played by ``azdb_jax.arena.play_games`` in chunks of ``batch_pairs`` pairs,
 so memory stays bounded however long the match. Pair (seed ``s``, start ``i``) plays
@@ -14,10 +14,12 @@ sits on A's side. That is what makes the opening-specialisation lookup of the pa
 Appendix C.5 exact and cheap (``azdb_jax.evaluation.specialisation``).
 
 Against a UCI engine (chess with Stockfish, Gardner chess with Fairy-Stockfish)
-``play_engine_match`` runs a host loop over plies that keeps host boards (``chess.Board``
-or ``GardnerBoard``, through ``azdb_jax.envs.board_interop``) and pgx states in step.
-Games are written out (PGN for chess, a text record otherwise) by
-``azdb_jax.evaluation.game_records``.
+``play_engine_match`` plays the same way: the engine is a host player made an arena
+policy (``referee.host_policy``), answering through a host callback on boards
+(``chess.Board`` or ``GardnerBoard``, through ``azdb_jax.envs.board_interop``) that
+replay each game's moves. Games are written out (PGN for chess, a text record
+otherwise) by ``azdb_jax.evaluation.game_records``. Every match's W/D/L, score and Elo
+are ``arena.tally``'s (``tally`` here is the same function).
 """
 
 import dataclasses
@@ -31,9 +33,8 @@ import numpy as np
 import pgx.core
 import tqdm
 
-from azdb_jax import arena, games, opponents, planning, ratings
+from azdb_jax import arena, games, opponents, referee
 from azdb_jax.envs import chess_interop
-from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
 Policy = opponents.Policy
@@ -42,74 +43,6 @@ Policy = opponents.Policy
 # (the games with boards: ``Game.board``).
 CHESS_IDS = tuple(game.id for game in games.REGISTRY if game.board is not None and game.board.pgn)
 COLOUR_IDS = games.BOARD_IDS
-
-
-# ------------------------------------------------------------------ agents
-
-
-def player_agent(team: Team, player: int, *, sample_plies: int = 0) -> Policy:
-    """Team player ``player`` alone: its own search, most-visited move.
-
-    The search is the team's (``Team.search_mode``): by default as in self-play — the
-    player's latent, its ``λ_i`` and the intrinsic reward of its ψ — or extrinsic-only.
-
-    The policy's ``params`` are the network parameters (``team.params``). With
-    ``sample_plies = k`` the first ``k`` plies of a game are sampled ∝ visit counts
-    (``opponents.search_policy``), so that seeds give different games.
-    """
-    if not isinstance(player, (int, np.integer)) or not 0 <= player < team.num_players:
-        raise ValueError(f"player must be an int in [0, {team.num_players}) for {team.name!r}, got {player!r}")
-    return opponents.search_policy(team.env, team.apply_fn, team.search_config, player=int(player),
-                                   lam=float(team.search_lambdas[int(player)]), sample_plies=sample_plies,
-                                   **team.player_hook(int(player))._asdict())
-
-
-def latent_agent(team: Team, *, sample_plies: int = 0) -> Policy:
-    """Any single team player, chosen by the params: ``params = (network params, player [])``.
-
-    Playing every player of a team through this one policy compiles the match once.
-    ``sample_plies`` as in ``player_agent``.
-    """
-
-    lambdas, hook = jnp.asarray(team.search_lambdas), team.search_hook()
-
-    def policy(params, rng_key, state):
-        net_params, player = params
-        return opponents.search_policy(team.env, team.apply_fn, team.search_config, player=player,
-                                       lam=lambdas[player], sample_plies=sample_plies,
-                                       **hook._asdict())(net_params, rng_key, state)
-
-    return policy
-
-
-def team_agent(team: Team, rule: str, *, move: str = "visits", sample_plies: int = 0) -> Policy:
-    """The whole team as one agent: every latent searches, ``rule`` picks whose move to play.
-
-    ``rule`` is a name of ``planning.SELECTION_RULES`` (visit, value, lcb, gap); ``move``
-    is the chosen player's most-visited (``"visits"``) or LCB (``"lcb"``) move. The
-    policy's ``params`` are the network parameters. With ``sample_plies = k`` the first
-    ``k`` plies of a game are sampled ∝ the chosen player's visit counts instead.
-
-    Raises:
-      ValueError: unknown rule (the message lists the rules) or move.
-    """
-    planning.get_rule(rule)
-    if move not in planning.MOVES:
-        raise ValueError(f"move must be one of {planning.MOVES}, got {move!r}")
-    if not isinstance(sample_plies, int) or sample_plies < 0:
-        raise ValueError(f"sample_plies must be an int >= 0, got {sample_plies!r}")
-
-    def policy(params, rng_key, state):
-        search_key, sample_key = jax.random.split(rng_key)
-        search = team.search(params, search_key, state)
-        player, action = planning.team_move(search.stats, rule, move=move)
-        if sample_plies:
-            visits = jnp.take_along_axis(search.stats.visits, player[:, None, None], axis=1)[:, 0]
-            sampled = opponents.sample_by_visits(sample_key, visits)
-            action = jnp.where(state._step_count < sample_plies, sampled, action)
-        return action
-
-    return policy
 
 
 # ------------------------------------------------------------------ results
@@ -153,21 +86,8 @@ class MatchResult:
         return MatchResult(**{k: (v[mask] if isinstance(v, np.ndarray) else v) for k, v in fields.items()})
 
 
-def tally(result, finished) -> Dict[str, Any]:
-    """W/D/L of finished games with score, win rate and Elo difference (± standard error).
-
-    ``score = (W + D/2) / N`` and ``win_rate = W / N`` over the ``N`` finished games (NaN
-    when none); ``elo``/``elo_stderr`` from ``ratings.elo_difference`` (±inf at a perfect
-    score or a whitewash; ``elo_clipped``/``elo_clipped_stderr`` then give the finite
-    bound of ``saturated="clip"``, otherwise the same values). Unfinished games count as
-    neither and are reported.
-    """
-    counts = arena.tally(result, finished)
-    wins, draws, losses, n = counts["wins"], counts["draws"], counts["losses"], counts["finished"]
-    elo = ratings.elo_difference(wins, draws, losses)
-    clipped = ratings.elo_difference(wins, draws, losses, saturated="clip")
-    return dict(counts, win_rate=wins / n if n else float("nan"), elo=float(elo.elo), elo_stderr=float(elo.stderr),
-                elo_clipped=float(clipped.elo), elo_clipped_stderr=float(clipped.stderr))
+# The one tally of every match (W/D/L, score ± SE, win rate, Elo ± SE): ``arena.tally``.
+tally = arena.tally
 
 
 def summarize_match(match: MatchResult) -> Dict[str, Any]:
@@ -257,6 +177,23 @@ def _match_program(env: pgx.core.Env, agent_a: Policy, agent_b: Policy, max_plie
     return jax.jit(run)
 
 
+def _chunk_params(agent: Policy, params: Any, chunk_starts: np.ndarray, real: int) -> Any:
+    """``params`` for a chunk: for a host player (``referee.host_policy``), each pair's
+    start index (−1 for the padding pairs, which it skips); other agents' as given."""
+    if not getattr(agent, "starts_as_params", False):
+        return params
+    return np.where(np.arange(chunk_starts.size) < real, chunk_starts, -1).astype(np.int32)
+
+
+def _raise_host_fault(agents: Sequence[Policy]) -> None:
+    """Raises what a host player raised inside the compiled games, if one did."""
+    for agent in agents:
+        fault = getattr(agent, "fault", None)
+        if fault is not None:
+            agent.fault = None
+            raise fault
+
+
 def _chunks(num_pairs: int, batch_pairs: int):
     """(index array padded to the chunk size, number of real pairs) per chunk."""
     size = min(batch_pairs, num_pairs)
@@ -301,6 +238,10 @@ def play_match(
         same object for every match to reuse the compiled program.
       progress: show a tqdm bar over chunks.
 
+    Either agent may be a host player (``referee.host_policy`` over the boards of
+    ``starts``, params None): it is given each pair's start index, and what it raises
+    (an engine's illegal move, a crash) is raised here.
+
     Returns:
       ``MatchResult`` with games ordered by seed, start, then A first / A second.
     """
@@ -312,12 +253,20 @@ def play_match(
     pair_seed = np.repeat(seeds, num_starts)
     pair_start = np.tile(np.arange(num_starts), len(seeds))
     keys = pair_keys(rng_key, pair_seed, pair_start)
-    program = _match_program(env, agent_a, agent_b, max_plies, adjudicate)
+    hosted = [agent for agent in (agent_a, agent_b) if getattr(agent, "starts_as_params", False)]
+    # A host player's program is its own (not kept: it holds the player, an engine process).
+    program = (_match_program.__wrapped__ if hosted else _match_program)(env, agent_a, agent_b, max_plies, adjudicate)
     parts = []
     chunks = list(_chunks(len(pair_seed), batch_pairs))
     for index, real in tqdm.tqdm(chunks, desc=f"{names[0]} vs {names[1]}", unit="chunk", disable=not progress):
         chunk_starts = None if starts is None else jax.tree.map(lambda x: x[pair_start[index]], starts)
-        games = jax.device_get(program(params_a, params_b, keys[index], chunk_starts))
+        try:
+            games = jax.device_get(program(_chunk_params(agent_a, params_a, pair_start[index], real),
+                                           _chunk_params(agent_b, params_b, pair_start[index], real),
+                                           keys[index], chunk_starts))
+        except jax.errors.JaxRuntimeError:
+            _raise_host_fault(hosted)
+            raise
         size = index.size
         # Arena order is (A's turn, pair); the match keeps (pair, A's turn), real pairs only.
         parts.append(jax.tree.map(lambda x: np.swapaxes(x.reshape((2, size) + x.shape[1:]), 0, 1)[:real]
@@ -354,90 +303,32 @@ def play_engine_match(
     """``agent`` (A) against a host-side engine (B) from every start, both colours, every seed.
 
     Chess (the default) or Gardner chess (``env`` a ``gardner_chess`` env, the engine e.g.
-    ``FairyStockfishPlayer``). A host loop over plies keeps host boards (for the engine:
-    ``engine(board) -> chess.Move``, with the game's move stack; ``chess.Board`` or
-    ``GardnerBoard``) and pgx states (the rules, results and the agent's input) in step.
-    Each ply the agent's policy, jitted once, runs on the half of the games where it is
-    to move (one half of each chunk, alternately); the engine answers the others one by one.
+    ``FairyStockfishPlayer``). A ``play_match`` whose B is the engine made an arena policy
+    (``referee.host_policy``): pgx states give the rules, the results and the agent's
+    input; the engine answers through a host callback, one board at a time
+    (``engine(board) -> chess.Move``, the board a ``chess.Board`` or ``GardnerBoard`` with
+    the game's move stack), for the games where it is to move, while the agent's policy
+    runs batched on the others. An illegal engine move raises ValueError.
 
     Args:
       agent, params: the agent's policy and params.
       engine: callable ``board -> chess.Move`` with a ``name`` (e.g. ``StockfishPlayer``).
       start_fens: start positions (None: the standard start).
-      seeds, max_plies, batch_pairs, rng_key: as in ``play_match``.
+      seeds, max_plies, batch_pairs, rng_key, progress: as in ``play_match``.
       env: the env to step; default ``Chess`` with the move generator the starts need.
     """
     seeds = check_seeds(seeds)
     if not start_fens:
         raise ValueError("play_engine_match needs at least one start position")
     game = games.board_game("chess" if env is None else env)
-    boards0 = [game.new_board(f) for f in start_fens]
-    max_pieces = game.required_max_pieces(boards0)
+    boards = [game.new_board(f) for f in start_fens]
+    max_pieces = game.required_max_pieces(boards)
     env = game.make_env(max_pieces) if env is None else env
-    starts = game.states_from_boards(boards0, max_pieces=getattr(env, "max_pieces", max_pieces))
-    rng_key = jax.random.PRNGKey(0) if rng_key is None else rng_key
-    pair_seed = np.repeat(seeds, len(boards0))
-    pair_start = np.tile(np.arange(len(boards0)), len(seeds))
-    keys = pair_keys(rng_key, pair_seed, pair_start)
-    run_agent = jax.jit(arena.per_game_policy(agent))
-    step = jax.jit(jax.vmap(env.step))
-    engine_name = str(getattr(engine, "name", type(engine).__name__))
-    out = {k: [] for k in ("a_first", "result", "finished", "length", "actions")}
-    chunks = list(_chunks(len(pair_seed), batch_pairs))
-    for index, real in tqdm.tqdm(chunks, desc=f"{agent_name} vs {engine_name}", unit="chunk", disable=not progress):
-        size = index.size
-        state = jax.tree.map(lambda x: jnp.concatenate([x, x]), jax.tree.map(lambda x: x[pair_start[index]], starts))
-        boards = [boards0[pair_start[i]].copy(stack=False) for i in np.concatenate([index, index])]
-        _, first_keys, second_keys = jnp.moveaxis(jax.vmap(lambda k: jax.random.split(k, 3))(keys[index]), 1, 0)
-        game_keys = jnp.concatenate([first_keys, second_keys])
-        a_first = np.arange(2 * size) < size
-        real_game = np.tile(np.arange(size) < real, 2)
-        mover = np.asarray(state.current_player)
-        a_seat = np.where(a_first, mover, 1 - mover)
-        result = np.zeros(2 * size)
-        length = np.zeros(2 * size, np.int64)
-        actions = np.full((2 * size, max_plies), -1, np.int64)
-        for t in range(max_plies):
-            done = np.asarray(state.terminated | state.truncated) | ~real_game
-            if done.all():
-                break
-            agent_half = slice(0, size) if t % 2 == 0 else slice(size, 2 * size)
-            agent_moves = np.zeros(2 * size, bool)
-            agent_moves[agent_half] = True
-            if not (np.asarray(state.current_player) == np.where(agent_moves, a_seat, 1 - a_seat))[~done].all():
-                raise ValueError(f"a move was played out of turn: the start positions must be legal {env.id} positions")
-            step_keys = jax.vmap(lambda k: jax.random.fold_in(k, t))(game_keys[agent_half])
-            half_state = jax.tree.map(lambda x: x[agent_half], state)
-            chosen = np.zeros(2 * size, np.int64)
-            chosen[agent_half] = np.asarray(run_agent(params, step_keys, half_state))
-            for g in np.flatnonzero(~done):
-                board = boards[g]
-                if agent_moves[g]:
-                    move = chess.Move.from_uci(game.action_to_uci(int(chosen[g]), board))
-                else:
-                    move = engine(board)
-                    if move not in board.legal_moves:
-                        raise ValueError(f"{engine_name} played an illegal move {move} in {board.fen()}")
-                    chosen[g] = game.move_to_action(move, board)
-                board.push(move)
-                actions[g, t] = chosen[g]
-            state = step(state, jnp.asarray(chosen, jnp.int32))
-            rewards = np.asarray(state.rewards)[np.arange(2 * size), a_seat]
-            result += np.where(done, 0.0, rewards)
-            length += ~done
-        finished = np.asarray(state.terminated | state.truncated)
-        order = np.stack([np.arange(real), np.arange(real) + size], axis=1).reshape(-1)  # (pair, A's turn)
-        for name, value in (("a_first", a_first), ("result", np.where(finished, result, 0.0)),
-                            ("finished", finished), ("length", length), ("actions", actions)):
-            out[name].append(value[order])
-    a_first = np.concatenate(out["a_first"])
-    start_index = np.repeat(pair_start, 2)
-    white = np.array([b.turn == chess.WHITE for b in boards0])
-    return MatchResult(
-        env_id=env.id, names=(agent_name, engine_name), start_index=start_index, seed=np.repeat(pair_seed, 2),
-        a_first=a_first, a_colour=_colours(a_first, start_index, white), result=np.concatenate(out["result"]),
-        finished=np.concatenate(out["finished"]), length=np.concatenate(out["length"]),
-        actions=np.concatenate(out["actions"]))
+    starts = game.states_from_boards(boards, max_pieces=getattr(env, "max_pieces", max_pieces))
+    engine_policy = referee.host_policy(env, engine, boards)
+    return play_match(env, agent, params, engine_policy, None, starts=starts, seeds=seeds, max_plies=max_plies,
+                      batch_pairs=batch_pairs, rng_key=rng_key, names=(agent_name, engine_policy.name),
+                      progress=progress)
 
 
 # ------------------------------------------------------------------ start positions
@@ -483,7 +374,7 @@ def book_starts(boards: Sequence[Union[chess.Board, str]], *, max_pieces: Option
 
 
 __all__ = [
-    "MatchResult", "player_agent", "latent_agent", "team_agent", "play_match", "play_engine_match", "tally",
+    "MatchResult", "play_match", "play_engine_match", "tally",
     "summarize_match", "format_summary", "match_rows", "check_seeds", "pair_keys", "book_starts", "random_openings",
     "CHESS_IDS",
 ]

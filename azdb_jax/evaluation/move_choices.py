@@ -2,7 +2,7 @@
 
 The behavioural diversity the method trains for (paper §3) shows in play as players who
 pick different moves in the same position. Every player searches each position the way
-the team searches in evaluation (``matches.latent_agent``: its own latent, no noise) and
+the team searches in evaluation (``Agent.latent_policy``: its own latent, no noise) and
 plays its most-visited move; the choices ``[n, P]`` are compared:
 
 - ``distinct``: the number of different moves the ``n`` players choose, per position;
@@ -22,7 +22,6 @@ import numpy as np
 import pgx.core
 
 from azdb_jax import opponents
-from azdb_jax.evaluation import matches
 from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
@@ -76,11 +75,11 @@ def player_moves(team: Team, positions: pgx.core.State, rng_key: Array, *,
                  players: Optional[int] = None) -> np.ndarray:
     """Moves ``[n, P]`` of the first ``players`` (default all) team players on ``positions``.
 
-    Each player searches as in evaluation (``matches.latent_agent``: one compiled program
+    Each player searches as in evaluation (``Agent.latent_policy``: one compiled program
     for every player) with the same key, so two players differ only through their latents.
     """
     n = team.num_players if players is None else players
-    agent = jax.jit(matches.latent_agent(team))
+    agent = jax.jit(team.latent_policy())
     return np.stack([np.asarray(agent((team.params, jnp.int32(j)), rng_key, positions)) for j in range(n)])
 
 

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
-from azdb_jax import diversity, opponents, planning, ratings
+from azdb_jax import diversity, opponents, ratings
 from azdb_jax import search as search_lib
 from azdb_jax.envs import nim as nim_lib
 from azdb_jax.evaluation import matches
@@ -203,10 +203,12 @@ def _network_fn(env, apply_fn):
 def _search_fn(env, apply_fn, config, num_players, lam):
     """Jitted ``(params, rng_key, heaps [P, K]) -> (most-visited action [P, n], V [P, n])``."""
 
+    lambdas = None if lam == 1.0 else tuple(float(x) for x in diversity.lambdas(num_players, lam))
+    team = Team(env=env, apply_fn=apply_fn, params=None, num_players=num_players, search_config=config,
+                lambdas=lambdas)
+
     def answers(params, rng_key, heaps):
-        states = jax.vmap(env.state_from_heaps)(heaps)
-        out = planning.team_search(env, apply_fn, params, rng_key, states, num_players=num_players, lam=lam,
-                                   config=config)
+        out = team.search(params, rng_key, jax.vmap(env.state_from_heaps)(heaps))
         return out.most_visited_action, out.stats.value
 
     return jax.jit(answers)
@@ -229,13 +231,13 @@ def checkpoint_agents(env, apply_fn: search_lib.ApplyFn, search_config: search_l
                       checkpoints: Sequence[Tuple[int, Any]], num_players: int, *, lam: float = 1.0) -> List[Agent]:
     """One agent per (checkpoint step, team player), in checkpoint then player order.
 
-    Every agent plays through one ``matches.latent_agent`` policy with ``params =
+    Every agent plays through one ``Team.latent_policy`` policy with ``params =
     (net_params, player)``, so all (checkpoint, player) agents share one compiled match.
     """
     lambdas = None if lam == 1.0 else tuple(float(x) for x in diversity.lambdas(num_players, lam))
     team = Team(env=env, apply_fn=apply_fn, params=None, num_players=num_players, search_config=search_config,
                 lambdas=lambdas)
-    policy = matches.latent_agent(team)
+    policy = team.latent_policy()
     return [Agent(f"step{step}/p{j}", policy, (params, jnp.int32(j)), step=step, player=j)
             for step, params in checkpoints for j in range(num_players)]
 

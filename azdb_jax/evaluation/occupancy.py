@@ -5,7 +5,7 @@ SPEC §1.2-1.3) are, on board games, piece-occupancy planes: φ is the board aft
 player's move (12 piece planes, White's P N B R Q K then Black's, plus the 4 castling
 rights on chess). The paper inspects them in Fig. 2, 18 and 19. Here a player plays
 games against itself with its own search (its latent, λ_i and the intrinsic reward of
-ψ, as ``matches.latent_agent``; moves sampled ∝ visits for the first plies so that the
+ψ, as ``Agent.latent_policy``; moves sampled ∝ visits for the first plies so that the
 games differ), the games are replayed, and φ of every position reached by a move is
 summed per game and per colour of the mover:
 
@@ -26,7 +26,6 @@ import pgx.core
 
 from azdb_jax import arena, features
 from azdb_jax import games as games_lib  # `games` names played games here
-from azdb_jax.evaluation import matches
 from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
@@ -78,14 +77,14 @@ def selfplay_program(team: Team, *, num_games: int, max_plies: int, sample_plies
     """``(player, rng_key) -> SelfPlayGames``: ``num_games`` (even) games of a team player
     against itself from the start position, compiled once for every player of ``team``.
 
-    Both sides search as the player does in evaluation (``matches.latent_agent``: its
+    Both sides search as the player does in evaluation (``Agent.latent_policy``: its
     latent, its λ_i and the intrinsic reward of the team's ψ, no root noise); the first
     ``sample_plies`` plies are sampled ∝ visits, then the most-visited move. The key is
     consumed.
     """
     if not isinstance(num_games, int) or num_games < 2 or num_games % 2:
         raise ValueError(f"num_games must be an even int >= 2, got {num_games!r}")
-    agent = matches.latent_agent(team, sample_plies=sample_plies)
+    agent = team.latent_policy(sample_plies=sample_plies)
 
     def run(player, rng_key):
         params = (team.params, player)

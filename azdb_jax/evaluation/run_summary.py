@@ -104,9 +104,8 @@ def reference_games(team: Team, num_games: int, rng_key, *, max_plies: int) -> T
     """Every player against every fixed reference opponent of the game: ``num_games``
     games each (both colours), as the run's own evaluation plays them."""
     from azdb_jax import arena, opponents  # pylint: disable=g-import-not-at-top
-    from azdb_jax.evaluation import matches  # pylint: disable=g-import-not-at-top
 
-    agent = matches.latent_agent(team)
+    agent = team.latent_policy()
     scores, tallies = {}, {}
     for name, reference in opponents.opponents_for(team.env.id, team.env).items():
         play = jax.jit(lambda p, k, reference=reference: arena.play_games(

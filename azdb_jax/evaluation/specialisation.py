@@ -160,11 +160,11 @@ def play_specialisation(
     Each team player plays the opponent from every start, both colours, every seed
     (training and held-out) with the same pair keys, so the lookup team's game at a
     held-out (opening, colour, seed) is exactly its chosen player's game there.
-    ``sample_plies``: the first plies sampled ∝ visits (``matches.player_agent``).
+    ``sample_plies``: the first plies sampled ∝ visits (``Agent.player_policy``).
     """
     train, heldout = list(train_seeds), list(heldout_seeds)
     seeds = matches.check_seeds(train + heldout)
-    agent = matches.latent_agent(team, sample_plies=sample_plies)
+    agent = team.latent_policy(sample_plies=sample_plies)
     per_player = []
     for player in range(team.num_players):
         per_player.append(matches.play_match(

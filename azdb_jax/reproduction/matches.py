@@ -15,7 +15,7 @@ Agents on the AZdb side, all against the AZ network's player 0:
 
 - ``player_<j>``: each AZdb player alone (Fig. 22 rows, Table 3);
 - ``team_<rule>``: the whole team as one agent, every latent searching and the selection
-  rule of Eq. 9 choosing whose move to play (``matches.team_agent``; the paper's GAP);
+  rule of Eq. 9 choosing whose move to play (``Agent.rule_policy``; the paper's GAP);
 - ``lookup``: the opening-specialisation lookup of Appendix C.5 (Table 2 "sub-additive
   planning"): per (opening, colour) the player with the best mean score over the other
   seeds, scored on the left-out seed (leave one seed out); ``lookup_heldout`` builds the
@@ -148,7 +148,7 @@ def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
     env = az.env
     starts = _starts(results.scale.game, env, [fen for _, fen in openings])
     adjudicate = adjudication.adjudicator(env, ADJUDICATION, margin=MARGIN)
-    opponent = matches_lib.player_agent(az, 0, sample_plies=SAMPLE_PLIES)
+    opponent = az.player_policy(0, sample_plies=SAMPLE_PLIES)
     key = jax.random.PRNGKey(SEED)
     pairing = f"{azdb_run.name} vs {az_run.name}"
     common = dict(starts=starts, seeds=seeds, max_plies=sizes.max_plies, rng_key=key, adjudicate=adjudicate,
@@ -156,7 +156,7 @@ def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
     rows: List[Dict[str, Any]] = []
     agents: Dict[str, Dict[str, Any]] = {}
     grids = []
-    latent = matches_lib.latent_agent(azdb, sample_plies=SAMPLE_PLIES)
+    latent = azdb.latent_policy(sample_plies=SAMPLE_PLIES)
     colour_of_first = None
     for j in range(azdb.num_players):
         match = matches_lib.play_match(env, latent, (azdb.params, jnp.int32(j)), opponent, az.params,
@@ -169,7 +169,7 @@ def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
             colour_of_first = np.array([match.a_colour[first & (match.start_index == p)][0]
                                         for p in range(len(openings))])
     for rule in TEAM_RULES:
-        policy = matches_lib.team_agent(azdb, rule, sample_plies=SAMPLE_PLIES)
+        policy = azdb.rule_policy(rule, sample_plies=SAMPLE_PLIES)
         match = matches_lib.play_match(env, policy, azdb.params, opponent, az.params,
                                        names=(f"{azdb.name}/team_{rule}", az.name), **common)
         rows += _game_rows(match, "team", f"team_{rule}", pairing, openings)

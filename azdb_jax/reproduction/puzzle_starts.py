@@ -16,12 +16,13 @@ training used), so a held-out set is exactly the puzzles the run's training excl
   2, 5-7, as the paper scores them on the sets they trained from).
 
 Each set is cut to ``eval.puzzles_per_set`` puzzles (a seeded sample, source order kept;
-0: all) and every arm's network (player 0, ``eval.simulations`` simulations, its most
-visited move) solves every set: multi-step puzzles as on Lichess (``puzzles.run_lichess``:
-every solver move must be right; a mating move always is), the paper's value puzzles by
-value (``puzzles.run_value_puzzles``, tolerance ``VALUE_TOLERANCE``). Solve rates come
-with their standard error over puzzles (over seeds when an arm has several), and with the
-share of the set's puzzles that arm trained from (0 for a held-out set). Each Table 1 row
+0: all) and every arm's network (player 0 searched alone by ``solvers.TeamSolver``,
+``eval.simulations`` simulations, its most visited move) solves every set: multi-step
+puzzles as on Lichess (``puzzles.run_lichess``: every solver move must be right; a mating
+move always is), the paper's value puzzles by value (``puzzles.run_value_puzzles``,
+tolerance ``VALUE_TOLERANCE``). Solve rates come with their standard error over puzzles
+(over seeds when an arm has several), and with the share of the set's puzzles that arm
+trained from (0 for a held-out set). Each Table 1 row
 also carries its difference from AZ on the same puzzles (``vs_az``) and, for rows 5-7, from
 the row before it (``vs_previous``): paired over puzzles with one seed, over seeds with
 several (``paired_difference``).
@@ -29,8 +30,8 @@ several (``paired_difference``).
 Fig. 4, 20: for a few puzzle positions (``bar_positions``) every legal move with the
 prior ``p(s, a)`` of each arm of ``BAR_ARMS``, raw value ``v`` of the position after the
 move (for the side to move: minus the network's value there; the result if the move ends
-the game), the search's ``Q(s, a)`` and visits, and whether the move is correct (the
-puzzle's move, or any mate).
+the game), the search's ``Q(s, a)`` and visits (``TeamSolver.move_bars``), and whether the
+move is correct (the puzzle's move, or any mate).
 
 Rows: ``kind = "puzzle"`` (one per arm, run, set and puzzle: solved, the moves played)
 and ``kind = "move"`` (one per arm of ``BAR_ARMS``, run, bar position and legal move).
@@ -42,14 +43,11 @@ import pathlib
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from azdb_jax import data, games, runs
 from azdb_jax import start_positions as start_positions_lib
 from azdb_jax.evaluation import loading, puzzles, solvers
-from azdb_jax.evaluation.team import SolverOutput
 from azdb_jax.reproduction import scales
 from azdb_jax.reproduction.results import Results, RunInfo, stderr
 
@@ -144,7 +142,7 @@ def trained_keys(splits: Dict[str, start_positions_lib.StartPositionSet], arm: s
 
 
 def solve(solver, layout: str, items: Sequence[Any]) -> Tuple[List[float], List[str]]:
-    """Player 0's solved flags (0/1) and its moves per puzzle (``solver``: column ``player_0``)."""
+    """Player 0's solved flags (0/1) and its moves per puzzle (``solver``'s column ``player_0``)."""
     if layout == "paper":
         report = puzzles.run_value_puzzles(items, solver, thresholds=(VALUE_TOLERANCE,), progress=False)
         key = f"player_0_solved@{VALUE_TOLERANCE:g}"
@@ -187,101 +185,6 @@ def bar_positions(sets: Dict[str, Dict[str, Any]], loaded: Dict[str, Tuple[str, 
             keys = [puzzle_key(r) for r in sets[name]["records"]]
             position["_puzzle"], position["_step"] = loaded[name][1][keys.index(position["puzzle"])], 0
     return out
-
-
-class PlayerZeroSearch:
-    """Player 0's search of a network as one compiled program, shared by networks of one
-    architecture and search: the puzzle solver (``Solver`` protocol: column ``player_0``,
-    its most visited move and value ``V``) and the per-move statistics of Fig. 4, 20.
-
-    Every batch is padded to ``batch_size`` with the start position; a position's key is
-    folded from ``seed`` and its FEN (``solvers.position_index``), as in ``TeamSolver``.
-    """
-
-    columns = ("player_0",)
-    groups: Dict[str, Tuple[str, ...]] = {}
-
-    def __init__(self, team, *, batch_size: int, seed: int = SEED, program=None):
-        self.team = team
-        self.batch_size = batch_size
-        self.seed = seed
-        self._interop = games.board_game(team.env)
-        self._max_pieces = getattr(team.env, "max_pieces", None)
-        self.program = program if program is not None else self.compile(team)
-
-    @staticmethod
-    def compile(team):
-        """``(params, key, indices [B], states [B]) -> (TeamRootStatistics [B, 1, ...], network
-        value [B, 1], most visited action [B, 1], child values)``, jitted."""
-        def one_position(params, key, state):
-            single = jax.tree.map(lambda x: x[None], state)
-            search = team.search(params, key, single, players=jnp.zeros(1, jnp.int32))
-            return jax.tree.map(lambda x: x[0], (search.stats, search.network_value, search.most_visited_action))
-
-        def values(params, observations):
-            return team.apply_fn(params, observations, jnp.zeros(observations.shape[0], jnp.int32)).value
-
-        return {"search": solvers.per_position_program(one_position), "values": jax.jit(values)}
-
-    def search(self, boards: Sequence[Any]):
-        """Stats, network values and most visited actions of ``boards`` (host arrays)."""
-        outs = []
-        for begin in range(0, len(boards), self.batch_size):
-            batch = solvers.prepare_batch(self._interop, boards[begin:begin + self.batch_size], self.batch_size,
-                                          self.team.env)
-            out = jax.device_get(self.program["search"](self.team.params, jax.random.PRNGKey(self.seed), batch.indices,
-                                                        batch.states))
-            outs.append(jax.tree.map(lambda x, n=len(batch.boards): x[:n], out))
-        return jax.tree.map(lambda *xs: np.concatenate(xs), *outs)
-
-    def __call__(self, boards: Sequence[Any]):
-        stats, _, action = self.search(boards)
-        moves = [self._interop.action_to_uci(int(action[b, 0]), board) for b, board in enumerate(boards)]
-        return SolverOutput(moves={"player_0": moves}, values={"player_0": np.asarray(stats.value[:, 0], np.float64)})
-
-    def child_values(self, boards: Sequence[Any]) -> np.ndarray:
-        """The network's value of each position for its side to move, in padded batches."""
-        out = []
-        start = self._interop.new_board(None)
-        size = 64
-        for begin in range(0, len(boards), size):
-            batch = list(boards[begin:begin + size])
-            padded = batch + [start] * (size - len(batch))
-            states = self._interop.states_from_boards(padded, max_pieces=self._max_pieces)
-            out.append(np.asarray(self.program["values"](self.team.params, states.observation))[:len(batch)])
-        return np.concatenate(out) if out else np.zeros(0)
-
-    def move_bars(self, boards: Sequence[Any]) -> List[Dict[str, Any]]:
-        """Player 0's view of each of ``boards``: per legal move (UCI, sorted) its prior, the
-        raw value of the position after it for the side to move (minus the network's value
-        there; 1 for a mate, 0 for another end), the search's Q (NaN: not visited) and
-        visits; the root's raw value and search value."""
-        stats, network_value, _ = self.search(boards)
-        out = []
-        for b, board in enumerate(boards):
-            moves = sorted(board.legal_moves, key=lambda m: m.uci())
-            actions = [self._interop.move_to_action(m, board) for m in moves]
-            visits = np.asarray(stats.visits[b, 0])[actions]
-            raw = np.zeros(len(moves))
-            children, where = [], []
-            for k, move in enumerate(moves):
-                child = board.copy(stack=False)
-                child.push(move)
-                if child.is_checkmate():
-                    raw[k] = 1.0
-                elif child.is_stalemate() or child.is_insufficient_material() or child.halfmove_clock >= 100:
-                    raw[k] = 0.0
-                else:
-                    children.append(child)
-                    where.append(k)
-            if children:
-                raw[where] = -self.child_values(children)
-            q = np.asarray(stats.q[b, 0])[actions]
-            out.append({"moves": [m.uci() for m in moves], "actions": actions,
-                        "prior": np.asarray(stats.prior[b, 0])[actions].astype(np.float64), "raw_value": raw,
-                        "q": np.where(visits > 0, q, np.nan).astype(np.float64), "visits": visits.astype(np.int64),
-                        "root_value": float(network_value[b, 0]), "search_value": float(stats.value[b, 0])})
-        return out
 
 
 def paired_difference(flags: Sequence[Sequence[bool]], base_flags: Sequence[Sequence[bool]],
@@ -335,9 +238,8 @@ def evaluate(results: Results) -> dict:
             signature = (json.dumps(dataclasses.asdict(runs.load_run_config(run.workdir).network), sort_keys=True),
                          repr(team.search_config), tuple(team.search_lambdas.tolist()),
                          run.name if team.search_hook().intrinsic_reward_fn is not None else None)  # ψ is baked in
-            if signature not in programs:
-                programs[signature] = PlayerZeroSearch.compile(team)
-            solver = PlayerZeroSearch(team, batch_size=batch_size, program=programs[signature])
+            solver = solvers.TeamSolver(team, players=1, rules=(), homogeneous_copies=0, batch_size=batch_size,
+                                        seed=SEED, programs=programs.setdefault(signature, {}))
             for name in SETS:
                 layout, items = loaded[name]
                 keys = [puzzle_key(r) for r in sets[name]["records"]]
@@ -404,4 +306,4 @@ def evaluate(results: Results) -> dict:
 
 
 __all__ = ["ARMS", "BAR_ARMS", "SETS", "TABLE1", "PREVIOUS_ROW", "evaluate", "paired_difference", "split_of", "subset", "puzzle_sets", "load_puzzles",
-           "bar_positions", "PlayerZeroSearch", "puzzle_key", "stderr"]
+           "bar_positions", "puzzle_key", "stderr"]

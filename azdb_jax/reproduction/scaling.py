@@ -2,7 +2,7 @@
 
 Every trained ``azdb`` run answers every puzzle set of the scale's game (pooled, as the
 paper pools its Lichess puzzles) with each budget of ``eval.scaling_simulations``. One
-search per position and latent (``_puzzle_common.TrialsSolver``) gives, for each number
+search per position and latent (``solvers.TeamSolver`` with ``trials``) gives, for each number
 of trials ``k`` of ``eval.trials``:
 
 - ``max``: max over the first ``k`` latents (solved if any of them solved it; Fig. 7 top);
@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
-from azdb_jax.evaluation import loading
+from azdb_jax.evaluation import loading, solvers
 from azdb_jax.reproduction import _puzzle_common as common
 from azdb_jax.reproduction.results import Results
 
@@ -42,7 +42,7 @@ BOOTSTRAP = 500
 def column(kind: str, k: int, team: str) -> str:
     """The solver column (or group) of ``kind`` over the first ``k`` members of ``team``."""
     copies = team == "copies"
-    return common.max_group(k, copies=copies) if kind == "max" else common.rule_column(kind, k, copies=copies)
+    return solvers.max_group(k, copies=copies) if kind == "max" else solvers.rule_column(kind, k, copies=copies)
 
 
 def relative_gain(rate_k: float, rate_1: float) -> float:
@@ -121,7 +121,8 @@ def evaluate(results: Results) -> dict:
         num_players, search = base.num_players, base.search_description()
         for sims in simulations:
             team = common.with_search(base, num_simulations=sims)
-            solver = common.TrialsSolver(team, trials=trials, rules=(RULE,), copies=max(trials), seed=SEED)
+            solver = solvers.TeamSolver(team, trials=trials, rules=(RULE,), homogeneous_copies=max(trials),
+                                         seed=SEED)
             rows += common.solve(solver, sets, labels={"arm": "azdb", "run": run.name, "seed": run.seed,
                                                        "step": team.step, "simulations": sims,
                                                        "search": team.search_mode})
@@ -142,7 +143,7 @@ def evaluate(results: Results) -> dict:
         base = loading.load_team(run.workdir)
         for sims in simulations:
             team = common.with_search(base, num_simulations=sims)
-            solver = common.TrialsSolver(team, trials=(1,), rules=(RULE,), seed=SEED)
+            solver = solvers.TeamSolver(team, trials=(1,), rules=(RULE,), homogeneous_copies=0, seed=SEED)
             rows += common.solve(solver, sets, labels={"arm": "az", "run": run.name, "seed": run.seed,
                                                        "step": team.step, "simulations": sims,
                                                        "search": team.search_mode})

@@ -6,7 +6,7 @@ Every trained ``azdb`` run answers every puzzle set of the scale's game (pooled)
 ``algorithm``) crossed with what the players search for (``selfplay``: each player its
 own λ_i and intrinsic reward, the paper's solid lines; ``extrinsic_only``: λ = 1 for all,
 the paper's dashed lines). For each number of trials ``k`` of ``eval.trials``
-(``_puzzle_common.TrialsSolver``, one search per position and latent):
+(``solvers.TeamSolver`` with ``trials``, one search per position and latent):
 
 - ``sub_additive[search type][rule][k]``: the team over players 0..k-1 under each
   selection rule of ``planning`` (visit, value, lcb, gap; Fig. 8 bottom), the chosen
@@ -22,7 +22,7 @@ several, else over puzzles. Rows: one per (run, search type, set, puzzle).
 import time
 from typing import Any, Dict, List
 
-from azdb_jax.evaluation import loading
+from azdb_jax.evaluation import loading, solvers
 from azdb_jax.reproduction import _puzzle_common as common
 from azdb_jax.reproduction.results import Results
 
@@ -31,7 +31,7 @@ SEED = common.SEED
 ALGORITHMS = ("puct", "gumbel")
 SEARCH_MODES = ("selfplay", "extrinsic_only")
 RULES = common.RULES
-MOVES = common.PLAYER_MOVES
+MOVES = solvers.PLAYER_MOVES
 
 
 def search_types():
@@ -57,7 +57,8 @@ def evaluate(results: Results) -> dict:
         lambdas = [float(x) for x in base.search_lambdas]
         for name, algorithm, mode in search_types():
             team = common.with_search(base, algorithm=algorithm, extrinsic_only=mode == "extrinsic_only")
-            solver = common.TrialsSolver(team, trials=trials, rules=RULES, moves=MOVES, copies=0, seed=SEED)
+            solver = solvers.TeamSolver(team, trials=trials, rules=RULES, moves=MOVES, homogeneous_copies=0,
+                                         seed=SEED)
             rows += common.solve(solver, sets, labels={"arm": "azdb", "run": run.name, "seed": run.seed,
                                                        "step": team.step, "search_type": name,
                                                        "algorithm": algorithm, "search": team.search_mode})
@@ -69,9 +70,9 @@ def evaluate(results: Results) -> dict:
 
     sub_additive, max_over = {}, {}
     for name, _, _ in search_types():
-        sub_additive[name] = {rule: {str(k): rates(common.rule_column(rule, k), name) for k in latent_trials}
+        sub_additive[name] = {rule: {str(k): rates(solvers.rule_column(rule, k), name) for k in latent_trials}
                               for rule in RULES}
-        max_over[name] = {move: {str(k): rates(common.max_group(k, move=move), name) for k in latent_trials}
+        max_over[name] = {move: {str(k): rates(solvers.max_group(k, move=move), name) for k in latent_trials}
                           for move in MOVES}
     summary = {
         "game": game, "sets": list(sets), "set_sizes": {k: len(v) for k, v in sets.items()},

@@ -19,7 +19,7 @@ line (``puzzles.run_lichess``): a column must find every solver move, any mating
 solves. With several training seeds, every rate is the mean over seeds with its
 standard error over seeds, and ``across_seeds`` holds the paper's Fig. 5 (right):
 player 0, max over latents and every selection rule taken across the seeds, as if each
-seed's players were one team (``_puzzle_common.SeedsSolver``; rows ``arm = az_seeds``
+seed's players were one team (``solvers.TeamSolver`` given every seed's team; rows ``arm = az_seeds``
 and ``azdb_seeds``; AZ contributes each seed's one player, AZdb every latent).
 
 Note: on multi-step puzzles a selection rule may pick different players at different
@@ -125,7 +125,7 @@ def evaluate(results: Results) -> dict:
     several = all(len(teams.get(arm, ())) > 1 for arm in ("az", "azdb"))
     for arm, players in (("az", 1), ("azdb", None)):  # Fig. 5 right: the seeds as one team
         if several:
-            solver = common.SeedsSolver(teams[arm], players=players, rules=common.RULES, seed=SEED)
+            solver = solvers.TeamSolver(teams[arm], players=players, rules=common.RULES, seed=SEED)
             rows += common.solve(solver, sets, labels={"arm": f"{arm}_seeds", "run": "+".join(runs_of[arm]),
                                                        "seed": None, "step": None, "search": "selfplay"})
     engine = _engine_solver(game, sizes.engine_nodes)
@@ -147,7 +147,7 @@ def evaluate(results: Results) -> dict:
                   "azdb_player_0": _across_seeds(rows, "azdb", "player_0", runs_of["azdb"], list(sets)),
                   "azdb_max": _across_seeds(rows, "azdb", solvers.MAX_OVER_LATENTS, runs_of["azdb"], list(sets)),
                   "note": ("max: solved if any training seed solved it (player 0, or any latent of any seed); "
-                           "rules: the seeds' players as one team (SeedsSolver)")}
+                           "rules: the seeds' players as one team")}
         for arm in ("az", "azdb"):
             team_run = ["+".join(runs_of[arm])]
             for rule in common.RULES:

@@ -73,8 +73,8 @@ def evaluate_run(results: Results, run: RunInfo, reference, starts, openings: Se
     team = loading.load_team(run.workdir, num_simulations=sizes.simulations)
     env = team.env
     adjudicate = adjudication.adjudicator(env, matches_group.ADJUDICATION, margin=matches_group.MARGIN)
-    opponent = matches_lib.player_agent(reference, 0, sample_plies=SAMPLE_PLIES)
-    latent = matches_lib.latent_agent(team, sample_plies=SAMPLE_PLIES)
+    opponent = reference.player_policy(0, sample_plies=SAMPLE_PLIES)
+    latent = team.latent_policy(sample_plies=SAMPLE_PLIES)
     pairing = f"{run.name} vs {reference.name}"
     players, rows = [], []
     for j in range(team.num_players):

@@ -104,7 +104,12 @@ def framework_selfplay(env: pgx.core.Env, framework: str, apply_fn: search_lib.A
     """``play(params, junior_params, rng_key, start [B]) -> FrameworkGames``: framework games
     in which both teams are the network's senior (its search with self-play noise,
     latent ``player``) and the junior (``junior_model``, sampled). ``start`` is a batch of
-    plain positions; the STT coins come from ``rng_key``. Jit the result."""
+    plain positions; the STT coins come from ``rng_key``. Jit the result.
+
+    These are self-play games, the fine-tuning's data, like ``selfplay``'s: one team on
+    both sides, searched over the whole batch with one key per ply, and every position's
+    search policy recorded. Matches between framework teams are the arena's
+    (``measures.play_match``)."""
     if framework not in TRAINABLE_FRAMEWORKS:
         raise ValueError(f"framework must be one of {TRAINABLE_FRAMEWORKS}, got {framework!r}")
     if framework == "hb":

@@ -256,7 +256,7 @@ def _attuned_senior(run: str, env, strong, framework: str):
     team = loading.load_team(directory, step=step, num_simulations=strong.search_config.num_simulations)
     if team.env.id != env.id:
         raise ValueError(f"attuned_{framework}: {directory} plays '{team.env.id}', the strong run plays '{env.id}'")
-    return opponents.search_policy(env, team.apply_fn, strong.search_config, player=0), team.params
+    return dataclasses.replace(team, env=env, search_config=strong.search_config).player_policy(0), team.params
 
 
 def _engine_match(env, policy, params, limit: str, starts, max_plies: int, rng_key, name: str) -> Dict[str, Any]:
@@ -334,7 +334,7 @@ def play_tables(settings: TableSettings, out, *, log: Log = _print) -> Dict[str,
     strong_model = agents.network_move_model(strong.apply_fn)
     value = agents.network_value(strong.apply_fn)
     seniors: Dict[str, Any] = {
-        "strong": (opponents.search_policy(env, strong.apply_fn, strong.search_config, player=0), sp),
+        "strong": (strong.with_env(env).player_policy(0), sp),
         "tree": (agents.tree_senior(env, junior_net.apply_fn, strong.search_config), jp),
         "expector": (agents.stt_expector(env, agents.STTModels(value, junior_model, strong_model, junior_model,
                                                                  strong_model), junior_top_k=settings.junior_top_k),

@@ -96,7 +96,7 @@ class TeamSearcher:
         self.load_times: Dict[str, float] = {}
         self._params = jax.device_put(team.params, jax.devices()[0])  # one sharding for every program's inputs
         hook = team.search_hook()
-        self._hook = anytime.Hook(hook.feature_fn, hook.intrinsic_reward_fn)
+        self._hook = hook._replace(hook_params=None)  # ψ goes in as an argument of the programs
         self._hook_params = None if hook.hook_params is None else jax.device_put(hook.hook_params, jax.devices()[0])
         self._players = jnp.arange(team.num_players, dtype=jnp.int32)
         self._lam = jnp.asarray(team.search_lambdas, jnp.float32)
