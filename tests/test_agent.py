@@ -161,20 +161,18 @@ def test_a_player_plays_the_same_moves_however_it_is_chosen(saved_run):
     env = agent.env
     states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 6))
     key = jax.random.PRNGKey(5)
-    for player in range(agent.num_players):
-        fixed = agent.player_policy(player)(agent.params, key, states)
-        traced = jax.jit(lambda p, k, s, j: agent.player_policy(j)(p, k, s))(agent.params, key, states,
-                                                                            jnp.int32(player))
-        latent = agent.latent_policy()((agent.params, jnp.int32(player)), key, states)
+    latent = jax.jit(agent.latent_policy())  # one program for every player
+    for player in (0, 1):  # λ_0 = 1 (its hook dropped), λ_1 = 0.5 (its hook on)
+        fixed = jax.jit(agent.player_policy(player))(agent.params, key, states)
+        chosen = latent((agent.params, jnp.int32(player)), key, states)
         assert np.asarray(states.legal_action_mask)[np.arange(6), np.asarray(fixed)].all()
-        np.testing.assert_array_equal(fixed, latent)
-        np.testing.assert_array_equal(traced, latent)
+        np.testing.assert_array_equal(fixed, chosen)
     # the team with a rule plays the move of the player the rule picks
     from azdb_jax import planning
 
-    search = agent.search(agent.params, jax.random.split(key)[0], states)
+    search = jax.jit(agent.search)(agent.params, jax.random.split(key)[0], states)
     player, action = planning.team_move(search.stats, "visit", move="visits")
-    np.testing.assert_array_equal(agent.rule_policy("visit")(agent.params, key, states), action)
+    np.testing.assert_array_equal(jax.jit(agent.rule_policy("visit"))(agent.params, key, states), action)
 
 
 @pytest.mark.parametrize("bad", [-1, 3, 1.0, True, "0"])
