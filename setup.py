@@ -44,7 +44,8 @@ setuptools.setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=setuptools.find_packages(include=["azdb_jax", "azdb_jax.*"]),
-    package_data={"azdb_jax.data": ["*.csv", "gardner_puzzles/*.csv"]},
+    # The shipped teams (azdb_jax.pretrained): each a folder of config, checkpoint and manifest.
+    package_data={"azdb_jax.data": ["*.csv", "gardner_puzzles/*.csv"], "azdb_jax.pretrained": ["*/**/*"]},
     install_requires=INSTALL_REQUIRES,
     extras_require=EXTRAS_REQUIRE,
     entry_points={

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from azdb_jax import agent as agent_lib
 from azdb_jax import checkpoint, diversity, features, learner, matchmaking, selfplay, sharding, trainer
 from azdb_jax import config as config_lib
-from azdb_jax import start_positions
+from azdb_jax import start_positions, team_files
 from azdb_jax.files import write_atomic
 
 # Metric fields that hold wall-clock seconds: the only ones a resumed run does not repeat.
@@ -113,7 +113,9 @@ _FORMER_DEFAULTS = {("diversity", "opponent_leaves"): "drop"}
 
 
 def load_run_config(workdir: pathlib.Path) -> config_lib.TrainConfig:
-    path = pathlib.Path(workdir) / "config.json"
+    """The run's ``config.json`` as a ``TrainConfig`` (``workdir`` may be ``pretrained:NAME``)."""
+    workdir = team_files.resolve(workdir)
+    path = workdir / "config.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no config.json, so {workdir} holds no run to resume")
     text = path.read_text()
@@ -272,6 +274,9 @@ def load_run(workdir, step: Optional[int] = None, *, with_replay: bool = False):
     before the buffer gained fields (e.g. the opponent's latent for
     ``diversity.opponent_leaves="predict"``) still loads for evaluation.
     """
+    if team_files.is_pretrained(workdir) or (pathlib.Path(workdir) / team_files.MANIFEST).is_file():
+        raise ValueError(f"{workdir} is a shipped team to play (parameters and ψ), not a training state to resume or "
+                         "read payoffs from: load it with runs.load_agent or azdb_jax.pretrained.load")
     workdir = pathlib.Path(workdir)
     config = load_run_config(workdir)
     components = build_components(config, workdir)
@@ -298,7 +303,8 @@ def load_agent(workdir, step: Optional[int] = None, *, num_simulations: Optional
     every player), and its name then ends in ``/extrinsic_only``.
 
     Args:
-      workdir: the run directory (holds ``config.json`` and ``checkpoints/``).
+      workdir: the run directory (holds ``config.json`` and ``checkpoints/``), or
+        ``pretrained:NAME`` for a team shipped in the package (``azdb_jax.pretrained``).
       step: checkpoint step (iteration); default the latest.
       num_simulations: evaluation search budget; default the run's ``run.eval_simulations``.
       extrinsic_only: search with λ = 1 for every player (the ablation).
@@ -308,7 +314,8 @@ def load_agent(workdir, step: Optional[int] = None, *, num_simulations: Optional
       FileNotFoundError / ValueError: no run, or a config.json that does not parse.
       checkpoint.CheckpointError: a missing, corrupt or mismatched checkpoint.
     """
-    workdir = pathlib.Path(workdir)
+    spec = workdir
+    workdir = team_files.resolve(workdir)
     config = load_run_config(workdir)
     with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
         step = manager.resolve_step(step)
@@ -320,7 +327,8 @@ def load_agent(workdir, step: Optional[int] = None, *, num_simulations: Optional
                                          f"but the run's team has {config.team.num_players} players")
     saved_step = int(parts[_ITERATION])
     search_config = dataclasses.replace(config.search, num_simulations=num_simulations or config.run.eval_simulations)
-    default_name = f"{workdir.name}@{saved_step}" + ("/extrinsic_only" if extrinsic_only else "")
+    label = spec if team_files.is_pretrained(spec) else workdir.name
+    default_name = f"{label}@{saved_step}" + ("/extrinsic_only" if extrinsic_only else "")
     return agent_lib.Agent.from_config(config, parts["params"], psi, search_config=search_config,
                                        extrinsic_only=extrinsic_only, name=name or default_name, step=saved_step)
 

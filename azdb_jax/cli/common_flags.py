@@ -17,7 +17,9 @@ every command line:
   script trains.
 - ``--checkpoint``: a run directory and optionally a checkpoint step, ``RUN[@STEP]``
   (default the latest checkpoint); a step that is not an iteration number is refused
-  when the flags are parsed (``split_checkpoint``).
+  when the flags are parsed (``split_checkpoint``). ``RUN`` may be ``pretrained:NAME``,
+  a team shipped in the package (``azdb_jax.pretrained``), as may ``--workdir`` where a
+  script reads a run.
 - ``--out``: where the script writes its report. Unset (None) is the script's own place
   for it (under the run directory, or a fixed folder) or, where the script has none, no
   file: its help says which.
@@ -45,6 +47,8 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from absl import flags
 
+from azdb_jax import team_files
+
 
 def _step_problem(step: str) -> Optional[str]:
     """What is wrong with checkpoint step ``step`` (text), or None: a step is an iteration number."""
@@ -56,21 +60,27 @@ def _checkpoint_problem(spec: str) -> Optional[str]:
     path, _, step = str(spec).partition("@")
     if not path:
         return "no run directory before '@' (RUN[@STEP])"
+    if team_files.is_pretrained(path) and path[len(team_files.PREFIX):] not in team_files.names():
+        return f"no pretrained team {path[len(team_files.PREFIX):]!r} (shipped: {', '.join(team_files.names()) or 'none'})"
     problem = _step_problem(step) if step else None
     return f"the checkpoint step after '@' {problem}" if problem else None
 
 
 def split_checkpoint(spec: str) -> Tuple[pathlib.Path, Optional[int]]:
     """``RUN[@STEP]`` as ``(run directory, step)``; the step is None without ``@STEP``.
+    ``RUN`` may be ``pretrained:NAME``, a team shipped in the package (``azdb_jax.team_files``):
+    its folder, its files checked.
 
     Raises:
-      ValueError: no run directory before ``@``, or a step that is not an iteration number.
+      ValueError: no run directory before ``@``, a step that is not an iteration number, or
+        no shipped team of that name.
+      team_files.DamagedTeamError: a shipped team's file missing or damaged (named).
     """
     problem = _checkpoint_problem(spec)
     if problem:
         raise ValueError(f"{str(spec)!r}: {problem}")
     path, _, step = str(spec).partition("@")
-    return pathlib.Path(path), int(step) if step else None
+    return team_files.resolve(path), int(step) if step else None
 
 
 def _calling_module() -> Optional[str]:

@@ -1,5 +1,6 @@
 """The UCI engine's command line: ``azdb-uci`` and ``python -m azdb_jax.uci``.
 
+  azdb-uci                                    # the Gardner team shipped in the package
   azdb-uci --checkpoint=runs/demo_chess
   azdb-uci --checkpoint=runs/gardner_cpu      # Gardner chess: UCI_Variant gardner
   azdb-uci --checkpoint=runs/demo_chess@40 --rule=gap --hash=512 --threads=1
@@ -10,7 +11,9 @@ goes to stderr, as do warnings (``--verbosity=0`` adds INFO logs). ``--log=FILE`
 records the conversation. Compiled searches are kept in a persistent JAX cache
 (``--jit_cache``, default ``~/.cache/azdb_jax/jit``), so the next start is quicker.
 
-With ``--checkpoint`` the engine starts loading at once, on its search thread (JAX, the
+Without ``--checkpoint`` the engine plays the shipped Gardner team (``pretrained:gardner``,
+``azdb_jax.pretrained``) when the installation has one. With a checkpoint the engine starts
+loading at once, on its search thread (JAX, the
 checkpoint, compiling and warming up the search); ``uci`` is answered meanwhile, and
 ``readyok`` once the load is done.
 """
@@ -24,7 +27,7 @@ from typing import Any, Dict, List, Optional
 
 from absl import app, flags
 
-from azdb_jax import cli
+from azdb_jax import cli, team_files
 from azdb_jax.cli import common_flags
 from azdb_jax.uci import protocol
 
@@ -32,6 +35,11 @@ from azdb_jax.uci import protocol
 def default_jit_cache() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "azdb_jax", "jit")
+
+
+def default_checkpoint() -> str:
+    """``pretrained:gardner`` when the package ships that team, else "" (no team loaded)."""
+    return team_files.PREFIX + "gardner" if "gardner" in team_files.names() else ""
 
 
 def checkpoint_variant(spec: str) -> Optional[str]:
@@ -103,7 +111,8 @@ def main(argv: List[str]) -> None:
     from azdb_jax.uci import engine as engine_lib  # pylint: disable=g-import-not-at-top
 
     values = flags.FLAGS
-    defaults = {"Checkpoint": values.checkpoint or "", "Rule": values.rule, "Player": values.player,
+    checkpoint = default_checkpoint() if values.checkpoint is None else values.checkpoint
+    defaults = {"Checkpoint": checkpoint, "Rule": values.rule, "Player": values.player,
                 "Lookup": values.lookup or "", "Move": values.move, "Hash": values.hash, "Reuse": values.reuse,
                 "Move Overhead": values.move_overhead}
     if values.threads:
@@ -111,7 +120,7 @@ def main(argv: List[str]) -> None:
     output = _Output(values.log)
     engine = engine_lib.Engine(output.write, load_searcher, defaults=defaults, variant_of=checkpoint_variant,
                                log=lambda text: print(f"azdb-uci: {text}", file=sys.stderr, flush=True))
-    if values.checkpoint:
+    if checkpoint:
         engine.preload()
     engine.serve(output.read(sys.stdin))
     sys.stderr.flush()
@@ -122,7 +131,8 @@ def define_flags() -> None:
     from azdb_jax.uci.engine import MOVE_CHOICES, RULE_CHOICES  # pylint: disable=g-import-not-at-top
 
     common_flags.define_checkpoint("Run directory of a chess or Gardner chess team (written by azdb-train), "
-                                   "RUN[@STEP].")
+                                   "RUN[@STEP], or pretrained:NAME; default the shipped Gardner team "
+                                   "(pretrained:gardner), '' for none.")
     flags.DEFINE_enum("rule", "visit", RULE_CHOICES, "Selection rule (Eq. 9), a fixed player, or the opening lookup.")
     flags.DEFINE_integer("player", 0, "The player of --rule=player.", lower_bound=0)
     flags.DEFINE_string("lookup", None, "Opening lookup file of --rule=lookup (azdb_jax/uci/lookup.py).")
