@@ -30,8 +30,10 @@ INSTALL_REQUIRES = [
 RBC_REQUIRES = ["reconchess>=1.6.9,<1.7"]
 
 EXTRAS_REQUIRE = {
-    "test": ["pytest>=8.0", "pytest-xdist>=3.5", "scipy>=1.11", "nbclient>=0.9", "nbformat>=5.9", "ipykernel>=6.25"]
+    "test": ["pytest>=8.0", "pytest-xdist>=3.5", "scipy>=1.11", "nbclient>=0.9", "nbformat>=5.9", "ipykernel>=6.25",
+             "sphinx>=7.2,<9"]  # the API reference (docs/api), built by tests/test_api_reference.py
     + RBC_REQUIRES,
+    "docs": ["sphinx>=7.2,<9"],
     "rbc": RBC_REQUIRES,
     "notebooks": ["jupyter>=1.0", "nbformat>=5.9"],
 }

@@ -2,7 +2,7 @@
 
 Evaluation games are capped (``max_plies``) to bound their cost; a game still running at
 the cap is by default *unfinished* and scores nothing. An adjudicator gives it a result
-instead, from the side to move's point of view (+1 win, 0 draw, −1 loss):
+instead, from the side to move's point of view (+1 win, 0 draw, −1 loss)::
 
   "none"      no adjudication (unfinished games are reported as such);
   "draw"      a capped game is a draw;

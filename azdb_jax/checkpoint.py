@@ -1,11 +1,13 @@
 """Run checkpoints with orbax: save, list, restore and keep the last k (SPEC §3).
 
-A checkpoint is one step directory ``<directory>/<step>/`` holding three orbax items:
+A checkpoint is one step directory ``<directory>/<step>/`` holding three orbax items::
+
   state   every array of the run but the replay buffer: parameters, optimiser state,
           step, RNG key and any extra pytrees (e.g. the expected-features state);
   replay  the replay buffer, when saved (it can be large, so it is optional);
   meta    JSON: the run's resolved config, a SHA-256 checksum per array and which
           arrays were typed PRNG keys.
+
 orbax writes the step into a temporary directory and renames it into place once all
 items are written, so a crash mid-save never leaves a directory that `latest_step` or
 `restore` would pick up (temporary directories are ignored).

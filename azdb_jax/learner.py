@@ -11,11 +11,13 @@ for nothing. π is the search policy, z the game result for the mover, z_d the
 intrinsic return target (SPEC §1.6).
 
 Weight decay lives in the optimiser, never in the loss, and touches only kernels (the
-≥2-D parameters), not biases or LayerNorm scales:
+≥2-D parameters), not biases or LayerNorm scales::
+
   "sgd"   AlphaZero's SGD with momentum; adds wd·θ to the gradient, which is exactly an
           L2 term (wd/2)‖θ‖² in the loss: AlphaZero's c‖θ‖² with c = 1e-4 is wd = 2e-4;
   "adam"  the same coupled L2 gradient term, then Adam;
   "adamw" decoupled decay (optax.adamw: θ -= lr·wd·θ).
+
 Gradients are optionally clipped by global norm before decay.
 
 History dropout (paper §4, setup; SPEC §1.7): puzzle positions come without history, so with probability

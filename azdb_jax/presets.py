@@ -1,55 +1,57 @@
-"""Named, typed training configurations (``--preset=NAME`` of the training entry points).
+"""Named, typed training configurations (``--preset=NAME`` of the training entry points)::
 
-demo        CPU, about ten minutes on 2 cores: a diverse team of 3 on connect four with a
-            small network — player 0 plain AlphaZero (λ_0 = 1), players 1-2 with the
-            diversity reward (λ = 0.7), PSRO-Nash matchmaking (paper §3, App. B). The
-            control of the method is the same preset with --override=team.lam=1.0.
-demo_chess  CPU, a few minutes: a team of 2 on chess with a tiny network and few
-            simulations. It learns little; it makes chess checkpoints for trying the
-            evaluation scripts (puzzles, matches with PGN, opening diversity) on a CPU.
-gardner_cpu CPU, about an hour on 2 cores: a team of 3 (λ = 0.9, PSRO-Nash) on Gardner's
-            5x5 chess, Gumbel search (32 simulations), player 0 evaluated every 20
-            iterations against random and its previous network, games capped at 100
-            plies and adjudicated by material (docs/results.md).
-az_fast     the paper's "fast" setup (§4 Setup) with one player: chess, batch 1024,
-            every position stored, 400 simulations; for accelerators.
-azdb_fast   the same with a team of 5 and PSRO-Nash matchmaking.
-az_full     the paper's "full" setup with one player: batch 4096, 10% of positions
-            stored, 1M-position replay, 1.6M learner steps, 400 simulations.
-azdb_full   the same with a team of 10.
+  demo        CPU, about ten minutes on 2 cores: a diverse team of 3 on connect four with a
+              small network — player 0 plain AlphaZero (λ_0 = 1), players 1-2 with the
+              diversity reward (λ = 0.7), PSRO-Nash matchmaking (paper §3, App. B). The
+              control of the method is the same preset with --override=team.lam=1.0.
+  demo_chess  CPU, a few minutes: a team of 2 on chess with a tiny network and few
+              simulations. It learns little; it makes chess checkpoints for trying the
+              evaluation scripts (puzzles, matches with PGN, opening diversity) on a CPU.
+  gardner_cpu CPU, about an hour on 2 cores: a team of 3 (λ = 0.9, PSRO-Nash) on Gardner's
+              5x5 chess, Gumbel search (32 simulations), player 0 evaluated every 20
+              iterations against random and its previous network, games capped at 100
+              plies and adjudicated by material (docs/results.md).
+  az_fast     the paper's "fast" setup (§4 Setup) with one player: chess, batch 1024,
+              every position stored, 400 simulations; for accelerators.
+  azdb_fast   the same with a team of 5 and PSRO-Nash matchmaking.
+  az_full     the paper's "full" setup with one player: batch 4096, 10% of positions
+              stored, 1M-position replay, 1.6M learner steps, 400 simulations.
+  azdb_full   the same with a team of 10.
 
 Self-play from puzzle positions (paper §4.2, Table 1; App. C.3), each ``az_fast`` with
 start positions (``config.StartPositionsConfig``): a new game starts from the usual
 initial position with probability 0.5, else from a puzzle position drawn uniformly,
 with its half-move clock set to 0 as in the paper; the chess move generator covers 32
-pieces a side (seven Penrose positions have more than 16):
-az_puzzles              row (2): the Penrose and Challenge sets (``sources=("paper",)``).
-az_puzzles_random_split row (3): the Penrose set, 17 of its 53 puzzles held out at
-                        random (written to ``<workdir>/start_positions/`` for evaluation).
-az_puzzles_ood          row (4): the Penrose set without the original Penrose position
-                        and its 16 variations (Tables 7-11), which are held out.
-az_puzzles_intermediate row (5): row (2) plus the positions along each puzzle's solution
-                        line. The paper's list publishes no solutions, so add a source
-                        with lines (EPD ``pv`` or Lichess ``Moves``), e.g.
-                        ``--override='start_positions.sources=["paper","lines.epd"]'``;
-                        without one the run stops with that message.
-az_puzzles_exploration  row (6): row (5) with moves sampled ∝ N^(1/τ), τ = 10, for the
-                        first 15 plies of a game (App. C.3), greedy after.
-az_puzzles_halfmove     row (7): row (6) with each puzzle position also at half-move
-                        clocks 20, 40, 60 and 80.
+pieces a side (seven Penrose positions have more than 16)::
+
+  az_puzzles              row (2): the Penrose and Challenge sets (``sources=("paper",)``).
+  az_puzzles_random_split row (3): the Penrose set, 17 of its 53 puzzles held out at
+                          random (written to ``<workdir>/start_positions/`` for evaluation).
+  az_puzzles_ood          row (4): the Penrose set without the original Penrose position
+                          and its 16 variations (Tables 7-11), which are held out.
+  az_puzzles_intermediate row (5): row (2) plus the positions along each puzzle's solution
+                          line. The paper's list publishes no solutions, so add a source
+                          with lines (EPD ``pv`` or Lichess ``Moves``), e.g.
+                          ``--override='start_positions.sources=["paper","lines.epd"]'``;
+                          without one the run stops with that message.
+  az_puzzles_exploration  row (6): row (5) with moves sampled ∝ N^(1/τ), τ = 10, for the
+                          first 15 plies of a game (App. C.3), greedy after.
+  az_puzzles_halfmove     row (7): row (6) with each puzzle position also at half-move
+                          clocks 20, 40, 60 and 80.
 
 Their Gardner chess analogues, each ``gardner_cpu`` with one player (plain AZ) and half
 its games started from the packaged Gardner puzzle sets (mates in 1-3 and only-move
-positions, ``experiments/make_gardner_puzzles.py``):
-gardner_puzzles              row (2).
-gardner_puzzles_random_split row (3): 100 puzzles held out at random.
-gardner_puzzles_ood          row (4): the mates in 3 held out.
-gardner_puzzles_intermediate row (5): row (2) at half-move clock 0, plus the positions
-                             along each puzzle's solution line (the sets' ``Moves``).
-gardner_puzzles_exploration  row (6): row (5) with moves ∝ N^(1/10) for the first 15
-                             plies (Gumbel self-play samples too when τ ≠ 1).
-gardner_puzzles_halfmove     row (7): row (6) at clocks 0, 20, 40, 60, 80 (pgx's Gardner
-                             chess draws at 100, as chess does).
+positions, ``experiments/make_gardner_puzzles.py``)::
+
+  gardner_puzzles              row (2).
+  gardner_puzzles_random_split row (3): 100 puzzles held out at random.
+  gardner_puzzles_ood          row (4): the mates in 3 held out.
+  gardner_puzzles_intermediate row (5): row (2) at half-move clock 0, plus the positions
+                               along each puzzle's solution line (the sets' ``Moves``).
+  gardner_puzzles_exploration  row (6): row (5) with moves ∝ N^(1/10) for the first 15
+                               plies (Gumbel self-play samples too when τ ≠ 1).
+  gardner_puzzles_halfmove     row (7): row (6) at clocks 0, 20, 40, 60, 80 (pgx's Gardner
+                               chess draws at 100, as chess does).
 
 AlphaZero's chess network (256 channels, 19 residual blocks) and optimiser (SGD with
 momentum 0.9, learning rate 0.2 dropped tenfold three times, L2 regularisation

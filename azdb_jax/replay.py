@@ -16,7 +16,7 @@ one jitted self-play or training step:
 
 Observation compaction (``ReplayConfig.observation_dtype``): at 1M positions a float32
 chess observation (8 x 8 x 119) costs 30 GB, so the observation field can be stored
-in a smaller dtype and is restored to float32 by `sample`:
+in a smaller dtype and is restored to float32 by `sample`::
 
   "auto"      uint8 for boolean observations (connect four, tic-tac-toe): exact;
               real-valued observations are kept as float32: exact.

@@ -2,7 +2,7 @@
 
 Self-play with auto-reset (``azdb_jax.envs.step_autoreset``) records one *stream* per
 game slot: several games back to back over a window of T moves. Index t of a stream
-holds the transition (s_t, a_t) and what the search and the step produced there:
+holds the transition (s_t, a_t) and what the search and the step produced there::
 
   mover[t]     pgx player id (seat) that moved at t
   rewards[t]   [P] rewards of the step by player id (the finishing step's rewards)

@@ -25,6 +25,7 @@ from azdb_jax import files
 PREFIX = "pretrained:"
 MANIFEST = "MANIFEST.json"
 ROOT = pathlib.Path(__file__).resolve().parent / "pretrained"
+UCI_TEAM = "gardner"  # the shipped team ``azdb-uci`` plays without ``--checkpoint``
 
 
 class DamagedTeamError(ValueError):
@@ -127,5 +128,5 @@ def resolve(spec: Union[str, os.PathLike], *, root: Optional[pathlib.Path] = Non
     return pathlib.Path(spec)
 
 
-__all__ = ["PREFIX", "MANIFEST", "ROOT", "DamagedTeamError", "names", "folder", "manifest", "check_folder",
+__all__ = ["PREFIX", "MANIFEST", "ROOT", "UCI_TEAM", "DamagedTeamError", "names", "folder", "manifest", "check_folder",
            "manifest_files", "write_manifest", "is_pretrained", "resolve"]

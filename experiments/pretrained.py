@@ -8,8 +8,9 @@ Training is the project's own command, ``experiments/train.py`` with the recipe'
 overrides and seed (``azdb_jax.pretrained.RECIPES``), in a process of its own; a run
 already in ``--workdir`` is continued (``--resume``) up to the recipe's iterations. The
 team is then written to ``azdb_jax/pretrained/NAME/`` (or ``--root``) with a manifest: the
-command, the commit of this checkout, the seed, the run's last evaluation records and
-every file's SHA-256.
+command, the commit the training ran at (this checkout's when it started, kept in the run
+directory as ``pretrained_commit.txt``; ``+changes`` when tracked files differed from it),
+the seed, the run's last evaluation records and every file's SHA-256.
 """
 
 import json
@@ -21,7 +22,7 @@ from typing import List
 
 from absl import app, flags
 
-from azdb_jax import pretrained, runs
+from azdb_jax import cli, pretrained, runs
 from azdb_jax.cli import common_flags
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -52,17 +53,23 @@ def main(argv: List[str]) -> None:
     command = ["python", "experiments/train.py", f"--preset={recipe.preset}", f"--workdir={workdir}", "--nosummary",
                *(f"--override={o}" for o in recipe.overrides)]
     resume = (workdir / "checkpoints").is_dir()
+    commit_file = workdir / "pretrained_commit.txt"  # the commit the training ran at
     if _TRAIN.value:
+        workdir.mkdir(parents=True, exist_ok=True)
+        if not resume or not commit_file.exists():
+            commit_file.write_text(_commit() + "\n")
         subprocess.run([sys.executable, *command[1:], *(["--resume"] if resume else [])], cwd=REPO, check=True)
     config = runs.load_run_config(workdir)
     evaluations = [r for r in runs.read_metrics(workdir, wall_clock=False) if r.get("kind") == "eval"]
+    last = [r for r in evaluations if r["iteration"] == evaluations[-1]["iteration"]] if evaluations else []
+    commit = commit_file.read_text().strip() if commit_file.exists() else _commit()
     out = pretrained.export(workdir, name, root=pathlib.Path(_ROOT.value) if _ROOT.value else None, info_fields={
         "description": recipe.description, "command": shlex.join(command), "seed": config.run.seed,
-        "commit": _commit(), "last_evaluation": evaluations[-1] if evaluations else None})
+        "commit": commit, "last_evaluation": last})
     manifest = json.loads((out / "MANIFEST.json").read_text())
     print(json.dumps({"team": str(out), "iteration": manifest["iteration"],
                       "bytes": sum(f["bytes"] for f in manifest["files"].values())}))
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(cli.input_errors_exit(main), flags_parser=cli.parse_flags)

@@ -15,25 +15,45 @@ import os
 import pathlib
 import tempfile
 
-# XLA compiles the tests' programs with its default optimisations. ``AZDB_TEST_XLA_UNOPTIMIZED=1``
-# turns LLVM's optimisations off in the test processes (and the notebooks, scripts and engines they
-# start, which inherit the environment): programs compile 20-50 % faster and run up to ~3x
-# slower, which pays for compile-heavy files run alone (e.g. tests/test_game_contract.py) but
-# not for the whole suite (BUILD.md, "How long it takes"). The user's flags stay in
-# AZDB_TEST_USER_XLA_FLAGS (xdist workers inherit a changed XLA_FLAGS) for the learning
-# checks, which run for minutes in a process of their own.
+# The test processes compile with LLVM's optimisations off (``--xla_backend_optimization_level=0``),
+# and so do the notebooks, scripts and engines they start (they inherit the environment): the
+# suite is mostly compiling, and these programs compile 20-50 % faster while running up to ~3x
+# slower. Over the whole suite that is 36 min against 49 (BUILD.md, "How long it takes").
+# ``AZDB_TEST_XLA_UNOPTIMIZED=0`` keeps XLA's defaults. The user's flags stay in
+# AZDB_TEST_USER_XLA_FLAGS (xdist workers inherit a changed XLA_FLAGS) for what must run as the
+# user's programs do: the learning checks, which train for minutes in a process of their own, and
+# the tests whose subject is the default compile itself (``in_user_xla_process``).
 LEVEL_0 = "--xla_backend_optimization_level=0"
 USER_XLA_FLAGS = os.environ.setdefault("AZDB_TEST_USER_XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
-if os.environ.get("AZDB_TEST_XLA_UNOPTIMIZED") == "1" and "xla_backend_optimization_level" not in USER_XLA_FLAGS:
+if os.environ.get("AZDB_TEST_XLA_UNOPTIMIZED", "1") == "1" and "xla_backend_optimization_level" not in USER_XLA_FLAGS:
     os.environ["XLA_FLAGS"] = f"{USER_XLA_FLAGS} {LEVEL_0}".strip()
 
 
 def user_xla_env() -> dict:
     """This process's environment for a subprocess that compiles with the user's XLA flags."""
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTEST_XDIST_WORKER")}
+    env["AZDB_TEST_XLA_UNOPTIMIZED"] = "0"  # a test process started there keeps the user's flags too
     if USER_XLA_FLAGS:
         env["XLA_FLAGS"] = USER_XLA_FLAGS
     return env
+
+
+def in_user_xla_process(request) -> bool:
+    """For a test whose subject is how XLA compiles by default (e.g. a program built with other
+    compiler options equals the default build bit for bit): in a process whose flags differ from
+    the user's (``LEVEL_0``), runs the test again in a pytest process of its own with the user's
+    flags, asserts that it passed and returns True (the test then returns); else returns False
+    (the test runs here)."""
+    import subprocess  # pylint: disable=g-import-not-at-top
+    import sys  # pylint: disable=g-import-not-at-top
+
+    if os.environ.get("XLA_FLAGS", "") == USER_XLA_FLAGS:
+        return False
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                           request.node.nodeid], cwd=_REPO, env=user_xla_env(), capture_output=True, text=True,
+                          timeout=1800, check=False)
+    assert proc.returncode == 0, f"{request.node.nodeid} with the user's XLA flags:\n{proc.stdout[-6000:]}"
+    return True
 
 
 import jax  # noqa: E402  (XLA reads XLA_FLAGS when its first backend is created, after this import)

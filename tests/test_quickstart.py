@@ -111,6 +111,11 @@ def test_installed_package_outside_the_checkout(tmp_path):
                                 "print(len(d.load_paper_positions()))")
     assert where.returncode == 0, where.stderr[-2000:]
     assert where.stdout.startswith(str(venv)), where.stdout  # the installed copy, not the checkout
+    # The shipped teams are in the installed package, whole (every file checked), and load.
+    shipped = run("python", "-c", "import azdb_jax.pretrained as p; print(p.path('connect_four')); "
+                                  "print(p.load('connect_four').name)")
+    assert shipped.returncode == 0, shipped.stderr[-2000:]
+    assert shipped.stdout.startswith(str(venv)) and "pretrained:connect_four@120" in shipped.stdout, shipped.stdout
 
     demo = run("azdb-train", "--workdir=demo", "--summary_positions=8", *_overrides(TINY_DEMO))
     _check_demo_output(demo, pathlib.Path("demo"), work)

@@ -309,3 +309,32 @@ def test_gardner_openings_are_legal():
         board = GardnerBoard()
         for move in moves:
             board.push_uci(move)
+
+
+@pytest.mark.slow
+def test_without_flags_the_engine_plays_the_shipped_gardner_team(tmp_path):
+    """``azdb-uci`` with no flags loads ``pretrained:gardner`` (azdb_jax.pretrained) at launch and
+    answers uci / isready / go with a legal Gardner move."""
+    from azdb_jax import pretrained  # pylint: disable=g-import-not-at-top
+    from azdb_jax.envs.gardner_board import GardnerBoard  # pylint: disable=g-import-not-at-top
+
+    assert "gardner" in pretrained.names()
+    engine = Pipes([sys.executable, "-m", "azdb_jax.uci", f"--jit_cache={tmp_path / 'jit'}"])
+    try:
+        engine.send("uci")
+        _, lines = engine.wait_for("uciok")
+        variant = [line for line in lines if line.startswith("option name UCI_Variant")]
+        checkpoint = [line for line in lines if line.startswith("option name Checkpoint")]
+        assert variant and "default gardner" in variant[0], lines
+        assert checkpoint and "default pretrained:gardner" in checkpoint[0], lines
+        engine.send("isready")
+        engine.wait_for("readyok")
+        board = GardnerBoard()
+        board.push(next(m for m in board.legal_moves if board.san(m) == "d3"))
+        engine.send(f"position startpos moves {board.move_stack[0].uci()}")
+        engine.send("go movetime 300")
+        _, lines = engine.wait_for("bestmove")
+        move = lines[-1].split()[1]
+        assert move in {m.uci() for m in board.legal_moves}, (move, board.fen())
+    finally:
+        engine.close()

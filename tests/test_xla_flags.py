@@ -1,7 +1,8 @@
-"""The test processes' XLA flags (tests/conftest.py): XLA's default unless
-``AZDB_TEST_XLA_UNOPTIMIZED=1``, then unoptimised compiles here and in what the tests start; the
-user's flags for the learning checks' processes, also inside xdist workers; the persistent
-compilation cache's threshold (0.5 s), here and in what the tests start."""
+"""The test processes' XLA flags (tests/conftest.py): unoptimised compiles here and in what the
+tests start unless ``AZDB_TEST_XLA_UNOPTIMIZED=0`` (or the user set a level); the user's flags for
+the learning checks' processes, also inside xdist workers, and for a test run again there
+(``in_user_xla_process``); the persistent compilation cache's threshold (0.5 s), here and in what
+the tests start."""
 
 import json
 import os
@@ -37,8 +38,8 @@ def _conftest_flags(env) -> list:
     return [after["flags"], after["user"]]
 
 
-def test_the_test_processes_keep_the_users_flags_unless_asked():
-    if os.environ.get("AZDB_TEST_XLA_UNOPTIMIZED") == "1" and "xla_backend_optimization_level" not in USER_XLA_FLAGS:
+def test_the_test_processes_compile_unoptimised_unless_asked_not_to():
+    if os.environ.get("AZDB_TEST_XLA_UNOPTIMIZED", "1") == "1" and "xla_backend_optimization_level" not in USER_XLA_FLAGS:
         assert os.environ["XLA_FLAGS"].split() == [*USER_XLA_FLAGS.split(), LEVEL_0]
         assert LEVEL_0 in _child_flags(dict(os.environ)).split()
     else:
@@ -46,23 +47,25 @@ def test_the_test_processes_keep_the_users_flags_unless_asked():
         assert LEVEL_0 not in _child_flags(dict(os.environ)).split() or LEVEL_0 in USER_XLA_FLAGS
 
 
-def test_unoptimised_compiles_on_request_reach_children_but_not_the_learning_checks():
+def test_unoptimised_compiles_reach_children_but_not_the_learning_checks():
     base = {k: v for k, v in os.environ.items()
             if k not in ("XLA_FLAGS", "AZDB_TEST_USER_XLA_FLAGS", "AZDB_TEST_XLA_UNOPTIMIZED", "PYTEST_XDIST_WORKER")}
     user = "--xla_cpu_enable_fast_math=false"
-    assert _conftest_flags(dict(base, XLA_FLAGS=user)) == [user, user]
+    assert _conftest_flags(dict(base, XLA_FLAGS=user)) == [f"{user} {LEVEL_0}", user]
     assert _conftest_flags(dict(base, XLA_FLAGS=user, AZDB_TEST_XLA_UNOPTIMIZED="1")) == [f"{user} {LEVEL_0}", user]
+    assert _conftest_flags(dict(base, XLA_FLAGS=user, AZDB_TEST_XLA_UNOPTIMIZED="0")) == [user, user]
+    assert _conftest_flags(dict(base)) == [LEVEL_0, ""]
     # A level the user set wins over the request.
     own = "--xla_backend_optimization_level=2"
     assert _conftest_flags(dict(base, XLA_FLAGS=own, AZDB_TEST_XLA_UNOPTIMIZED="1")) == [own, own]
 
 
 def test_the_learning_checks_get_the_users_flags():
-    # In an xdist worker the inherited XLA_FLAGS may hold level 0 (AZDB_TEST_XLA_UNOPTIMIZED=1): the
+    # In an xdist worker the inherited XLA_FLAGS hold level 0 (unless AZDB_TEST_XLA_UNOPTIMIZED=0): the
     # user's flags must come from what the main process saw, not from this process's XLA_FLAGS.
     env = user_xla_env()
     assert _child_flags(env) == USER_XLA_FLAGS
-    assert "PYTEST_XDIST_WORKER" not in env
+    assert "PYTEST_XDIST_WORKER" not in env and env["AZDB_TEST_XLA_UNOPTIMIZED"] == "0"
     if "xla_backend_optimization_level" not in os.environ.get("AZDB_TEST_USER_XLA_FLAGS", ""):
         assert LEVEL_0 not in _child_flags(env)
 

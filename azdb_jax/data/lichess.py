@@ -12,7 +12,7 @@ then plays ``Moves[1]``, the opponent replies ``Moves[2]``, and so on. Every mov
 is checked to be legal in sequence.
 
 ``game="gardner_chess"`` reads Gardner chess (5x5) puzzles in the same layouts (e.g. the
-engine-labelled sets of ``azdb_jax.data.gardner``); their boards are ``GardnerBoard``s.
+engine-labelled sets of ``azdb_jax.data.gardner``); their boards are ``GardnerBoard`` objects.
 """
 
 from __future__ import annotations

@@ -2,17 +2,17 @@
 
 Each recipe (``RECIPES``) trains plain AlphaZero (a team of one) from the ``demo``
 preset with a few overrides and a fixed seed, then measures the trained network
-against an opponent whose strength is known exactly:
+against an opponent whose strength is known exactly::
 
-tic_tac_toe   arena games against a perfect player, both colours: no loss allowed.
-connect_four  arena games against uniform random play, both colours: >= 95% won.
-gardner_chess Gardner's 5x5 chess with Gumbel search: head to head with its own untrained
-              network (same search, 8 simulations, both colours, games adjudicated by
-              material at 60 plies): score >= 0.6, i.e. training made it stronger.
-nim           heaps (1, 3, 5), every position solved by the Nim oracle: the share of
-              winning positions where the prior's best legal move wins, against the
-              share a uniformly random legal move achieves; and how often the sign of
-              the value head is the game-theoretic value.
+  tic_tac_toe   arena games against a perfect player, both colours: no loss allowed.
+  connect_four  arena games against uniform random play, both colours: >= 95% won.
+  gardner_chess Gardner's 5x5 chess with Gumbel search: head to head with its own untrained
+                network (same search, 8 simulations, both colours, games adjudicated by
+                material at 60 plies): score >= 0.6, i.e. training made it stronger.
+  nim           heaps (1, 3, 5), every position solved by the Nim oracle: the share of
+                winning positions where the prior's best legal move wins, against the
+                share a uniformly random legal move achieves; and how often the sign of
+                the value head is the game-theoretic value.
 
 ``run_check`` trains a recipe in memory (no run directory), measures it and returns
 the report with ``passed``: ``experiments/learning_check.py`` prints the reports as

@@ -286,9 +286,10 @@ def champion_measure(
       progress: tqdm bar over the pairs.
 
     Returns:
-      ``{"agents": [{name, step, player, elo, elo_stderr, score_vs_oracle, ...}],
-      "pairs": [{a, b, wins, draws, losses, score, elo_difference, elo_difference_stderr}],
-      "anchor", "num_games_per_pair", "prior_draws"}``.
+      A dict with ``agents`` (a list of ``{name, step, player, elo, elo_stderr,
+      score_vs_oracle, ...}``), ``pairs`` (a list of ``{a, b, wins, draws, losses, score,
+      elo_difference, elo_difference_stderr}``), ``anchor``, ``num_games_per_pair`` and
+      ``prior_draws``.
     """
     if len(agents) < 2:
         raise ValueError(f"the champion measure needs at least two agents, got {len(agents)}")

@@ -160,8 +160,8 @@ class _RbcNet(nn.Module):
 class RbcNetwork(NamedTuple):
     """Pure functions of a built synopsis network (jit them in the caller).
 
-    init(rng_key) -> params, every headset's included.
-    apply(params, planes, headsets=None) -> RbcOutput: ``planes`` [B, 104, 8, 8] (bool or
+    - ``init(rng_key) -> params``, every headset's included.
+    - ``apply(params, planes, headsets=None) -> RbcOutput``: ``planes`` [B, 104, 8, 8] (bool or
       float), ``headsets`` a tuple of names (None: all, in ``config.headsets`` order).
     """
 

@@ -2,7 +2,7 @@
 
 A sense centred on square ``s`` shows the pieces on its window ``W_s``; the boards
 showing the same pieces there form one cell of a partition of the possible set ``S``.
-If the true board is uniform over ``S``, the cell that remains has expected size
+If the true board is uniform over ``S``, the cell that remains has expected size::
 
     E|S'| = Σ_k n_k² / |S|,     n_k = the number of boards in cell k,
 

@@ -46,7 +46,7 @@ visits ``n_a``, mean values ``Q_a`` and least values ``M_a`` (from the mover's s
 with probability ``η(n) = 1 / (1 + m √n)`` the action is drawn from ``π`` (``m`` =
 ``mixing``: 0 always draws from ``π``, ∞ never does, so the policy is mixed in during a
 node's early visits; the extracted paper text lacks the formula, and this schedule is
-Smooth UCB's, which the paper names as the model); otherwise it is
+Smooth UCB's, which the paper names as the model); otherwise it is::
 
     UCB1 with priors:  argmax_a  Q'_a + c π_a sqrt(ln n / n_a)   (unvisited actions first,
                                                                    the one of highest prior first)

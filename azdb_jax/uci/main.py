@@ -38,8 +38,9 @@ def default_jit_cache() -> str:
 
 
 def default_checkpoint() -> str:
-    """``pretrained:gardner`` when the package ships that team, else "" (no team loaded)."""
-    return team_files.PREFIX + "gardner" if "gardner" in team_files.names() else ""
+    """``pretrained:gardner`` (``team_files.UCI_TEAM``) when the package ships that team, else ""
+    (no team loaded)."""
+    return team_files.PREFIX + team_files.UCI_TEAM if team_files.UCI_TEAM in team_files.names() else ""
 
 
 def checkpoint_variant(spec: str) -> Optional[str]:
