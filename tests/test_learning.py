@@ -29,8 +29,8 @@ SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "experiments" / "learning
 
 def _run(game, reference=False):
     # In a process of its own with XLA's optimisations as the user has them (the test
-    # processes may compile unoptimised programs, AZDB_TEST_XLA_UNOPTIMIZED=1, which would run
-    # these minutes-long runs slower).
+    # processes compile unoptimised programs, tests/conftest.py, which would run these
+    # minutes-long runs slower and train another network than a user's run).
     proc = subprocess.run([sys.executable, str(SCRIPT), f"--game={game}", f"--{'' if reference else 'no'}reference"],
                           env=user_xla_env(), text=True, capture_output=True, timeout=1800, check=False)
     assert proc.returncode in (0, 1), f"learning_check.py --game={game} failed:\n{proc.stderr[-5000:]}"
