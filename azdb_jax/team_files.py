@@ -3,9 +3,11 @@
 A shipped team is a run directory cut down to what play needs (``config.json`` and one
 checkpoint holding the network parameters, ψ and the iteration; no optimiser state, no
 replay), in ``azdb_jax/pretrained/<name>/`` beside a ``MANIFEST.json`` that says how it
-was trained (command, seed, commit) and holds a SHA-256 per file. Anything that takes a
-run directory also takes ``pretrained:NAME`` (``resolve``): the command-line scripts'
-``--checkpoint`` and ``--workdir``, ``runs.load_agent``, ``runs.load_run_config``.
+was trained (command, seed, commit) and holds a SHA-256 per file. What reads a team to
+play takes ``pretrained:NAME`` in place of a run directory (``resolve``): a ``RUN[@STEP]``
+flag (``--checkpoint``, a match's ``--a``/``--b``; ``cli.common_flags.split_checkpoint``),
+``runs.load_agent`` and ``runs.load_run_config``. (A script whose ``--workdir`` is a folder it
+writes reports into, or reads training state from, does not take it.)
 Every file is checked against the manifest before a team is read, so a damaged or
 missing file ends with one line that names it.
 

@@ -18,8 +18,7 @@ every command line:
 - ``--checkpoint``: a run directory and optionally a checkpoint step, ``RUN[@STEP]``
   (default the latest checkpoint); a step that is not an iteration number is refused
   when the flags are parsed (``split_checkpoint``). ``RUN`` may be ``pretrained:NAME``,
-  a team shipped in the package (``azdb_jax.pretrained``), as may ``--workdir`` where a
-  script reads a run.
+  a team shipped in the package (``azdb_jax.pretrained``).
 - ``--out``: where the script writes its report. Unset (None) is the script's own place
   for it (under the run directory, or a fixed folder) or, where the script has none, no
   file: its help says which.

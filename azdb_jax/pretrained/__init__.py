@@ -9,8 +9,9 @@ A shipped team is a run directory cut down to what play needs (``azdb_jax.team_f
 ``config.json`` and one checkpoint with the network parameters, the expected features ψ
 and the iteration, beside a ``MANIFEST.json`` with the command that trained it, its seed
 and commit, and the SHA-256 of every file (checked before each load: a damaged file ends
-with one line naming it). Anything that reads a run takes ``pretrained:NAME`` in its
-place: ``runs.load_agent``, the scripts' ``--checkpoint`` and ``--workdir``, ``azdb-uci``.
+with one line naming it). What reads a team to play takes ``pretrained:NAME`` in place of a
+run directory: ``runs.load_agent``, ``RUN[@STEP]`` flags (``--checkpoint``, ``--a``/``--b``),
+``azdb-uci``.
 
 Each team is made by ``RECIPES[name]`` through the project's own training command:
 
@@ -125,7 +126,12 @@ def export(run, name: str, *, step: Optional[int] = None, info_fields: Optional[
         old = root / f".{name}.{os.getpid()}.old"
         if (root / name).exists():
             os.replace(root / name, old)
-        os.replace(building, root / name)
+        try:
+            os.replace(building, root / name)
+        except OSError:
+            if old.exists():  # put the previous team back
+                os.replace(old, root / name)
+            raise
         if old.exists():
             shutil.rmtree(old)
     finally:
