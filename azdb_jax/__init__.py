@@ -8,7 +8,8 @@ The public modules, roughly in the order a user meets them:
 
 - ``pretrained``: trained teams shipped in the package, loaded as agents;
 - ``agent``: the agent a run becomes (its team search and its policies);
-- ``runs``, ``runner``, ``config``, ``presets``: reading runs back, training, configuring;
+- ``runs``, ``runner``, ``population``, ``config``, ``presets``: reading runs back, training (one
+  run, or many seeds as one program), configuring;
 - ``arena``, ``planning``, ``opponents``: games between agents, selection rules, fixed opponents;
 - ``games``, ``envs``: the game registry and the env implementations;
 - ``search``, ``selfplay``, ``targets``, ``replay``, ``learner``, ``diversity``,
@@ -24,7 +25,7 @@ import importlib
 __version__ = "0.1.0"
 
 __all__ = [
-    "pretrained", "agent", "runs", "runner", "config", "presets", "arena", "planning", "opponents", "games", "envs",
+    "pretrained", "agent", "runs", "runner", "population", "config", "presets", "arena", "planning", "opponents", "games", "envs",
     "search", "selfplay", "targets", "replay", "learner", "diversity", "matchmaking", "nash", "ratings", "networks",
     "features", "trainer", "checkpoint", "sharding", "evaluation", "classical", "skill", "rbc", "uci",
     "reproduction", "data",

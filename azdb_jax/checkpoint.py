@@ -236,6 +236,10 @@ class RunCheckpointer:
         steps = self.all_steps()
         return steps[-1] if steps else None
 
+    def delete(self, step: int) -> None:
+        """Removes the checkpoint of ``step``."""
+        self._manager.delete(self.resolve_step(step))
+
     def step_path(self, step: int) -> str:
         return os.path.join(self.directory, str(step))
 

@@ -274,8 +274,11 @@ _PROGRAMS_KEPT = 2  # each holds its compiled executables: in a test process 8 c
 _PROGRAMLESS_FIELDS = (*RESUMABLE_FIELDS, "run.seed")
 
 
-def programs(config: config_lib.TrainConfig, workdir=None) -> Programs:
+def programs(config: config_lib.TrainConfig, workdir=None, *, num_devices: Optional[int] = None) -> Programs:
     """The components and compiled programs of ``config``'s runs, kept per configuration.
+
+    ``num_devices`` replaces ``run.num_devices`` (a population runs each member's plain
+    programs on one device).
 
     Training a configuration again in the same process (a resumed run, another seed, a
     test or notebook that trains twice) reuses its programs instead of tracing and
@@ -285,7 +288,7 @@ def programs(config: config_lib.TrainConfig, workdir=None) -> Programs:
     so the positions read now are part of the key. The last ``_PROGRAMS_KEPT``
     configurations are kept (each holds its executables).
     """
-    mesh = sharding.make_mesh(config.run.num_devices or None)
+    mesh = sharding.make_mesh((config.run.num_devices if num_devices is None else num_devices) or None)
     flat = {k: v for k, v in _flat(config_lib.to_dict(config)).items() if k not in _PROGRAMLESS_FIELDS}
     starts = None
     if config.start_positions.sources:
@@ -315,56 +318,130 @@ def programs(config: config_lib.TrainConfig, workdir=None) -> Programs:
     return kept
 
 
-def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
-          stop_after: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
-    """Runs (or resumes) the training run of ``config`` in ``workdir``; returns a summary."""
-    workdir = pathlib.Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    manager = checkpoint.RunCheckpointer(
-        str(workdir / "checkpoints"),
-        checkpoint.CheckpointConfig(max_to_keep=config.run.keep_checkpoints, save_replay=config.run.checkpoint_replay))
-    if resume:
-        check_resumable(load_run_config(workdir), config, source=f"{workdir}/config.json")
-    elif manager.latest_step() is not None:
-        raise ValueError(f"{workdir} already holds checkpoints; pass --resume or choose a new --workdir")
-    elif distributed.is_main_process():
-        write_atomic(workdir / "config.json", config_lib.to_json(config))
+class RunFiles:
+    """One training run's directory while it trains: ``config.json``, checkpoints,
+    ``metrics.jsonl`` (and TensorBoard), its evaluator, and the ψ and graph snapshots.
 
-    kept = programs(config, workdir)
-    components, abstract, shardings = kept.components, kept.abstract, kept.shardings
-    seed_key = jax.random.PRNGKey(config.run.seed)
-    # A fresh evaluator (its previous network is this run's) playing the kept game program.
-    evaluator = Evaluator(config, components, games_of=kept.evaluator) if kept.evaluator is not None else None
+    ``train`` keeps one; a population (``azdb_jax.population``) one per member, each
+    member's directory a run of its seed. ``kept``: the configuration's programs (the
+    evaluator's game program is shared).
+    """
 
-    if resume:
-        step = manager.latest_step()
+    def __init__(self, config: config_lib.TrainConfig, workdir, kept: Programs, *, resume: bool):
+        self.config = config
+        self.workdir = pathlib.Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.kept = kept
+        self.resume = resume
+        self.manager = checkpoint.RunCheckpointer(
+            str(self.workdir / "checkpoints"),
+            checkpoint.CheckpointConfig(max_to_keep=config.run.keep_checkpoints,
+                                        save_replay=config.run.checkpoint_replay))
+        if resume:
+            check_resumable(load_run_config(self.workdir), config, source=f"{self.workdir}/config.json")
+        elif self.manager.latest_step() is not None:
+            raise ValueError(f"{self.workdir} already holds checkpoints; pass --resume or choose a new --workdir")
+        elif distributed.is_main_process():
+            write_atomic(self.workdir / "config.json", config_lib.to_json(config))
+        # A fresh evaluator (its previous network is this run's) playing the kept game program.
+        self.evaluator = (Evaluator(config, kept.components, games_of=kept.evaluator)
+                          if kept.evaluator is not None else None)
+        self.log: Optional[MetricsLog] = None
+
+    def restore(self, step: Optional[int] = None) -> trainer.TrainerState:
+        """The checkpoint at ``step`` (default: the latest) as a trainer state, the evaluator's
+        previous network with it; rewrites ``config.json`` (the resumable fields may change)."""
+        config, abstract, shardings = self.config, self.kept.abstract, self.kept.shardings
+        step = self.manager.latest_step() if step is None else step
         if step is None:
-            raise FileNotFoundError(f"{workdir}/checkpoints: no checkpoint to resume from")
+            raise FileNotFoundError(f"{self.workdir}/checkpoints: no checkpoint to resume from")
         target = _to_run_state(_with_shardings(abstract, shardings), _with_shardings(
             abstract.train_state.params, shardings.train_state.params), config.run.checkpoint_replay)
-        saved_with = config_lib.from_dict(config_lib.TrainConfig, manager.read_config(step),
-                                          where=f"{manager.step_path(step)} (config)")
-        check_resumable(saved_with, config, source=f"checkpoint {manager.step_path(step)}")
-        restored = _restore(manager, step, target, saved_with)
+        saved_with = config_lib.from_dict(config_lib.TrainConfig, self.manager.read_config(step),
+                                          where=f"{self.manager.step_path(step)} (config)")
+        check_resumable(saved_with, config, source=f"checkpoint {self.manager.step_path(step)}")
+        restored = _restore(self.manager, step, target, saved_with)
         state, previous, previous_psi = _from_run_state(
             restored, abstract if not config.run.checkpoint_replay else None, shardings)
         if int(state.iteration) > config.run.num_iterations:
-            raise ValueError(f"run.num_iterations={config.run.num_iterations}: the run in {workdir} is already at "
-                             f"iteration {int(state.iteration)}")
-        if evaluator is not None:
-            evaluator.previous, evaluator.previous_psi = previous, previous_psi
+            raise ValueError(f"run.num_iterations={config.run.num_iterations}: the run in {self.workdir} is already "
+                             f"at iteration {int(state.iteration)}")
+        if self.evaluator is not None:
+            self.evaluator.previous, self.evaluator.previous_psi = previous, previous_psi
         if distributed.is_main_process():
-            write_atomic(workdir / "config.json", config_lib.to_json(config))
-    else:
-        state = kept.init(seed_key)
-    start = int(state.iteration)
-    # A run continued past its planned end drops that end's extra evaluation (see Evaluator).
-    continued = resume and bool(config.run.eval_every) and start % config.run.eval_every != 0
-    log = MetricsLog(workdir, keep_up_to=start if resume else None,
-                     drop_final_eval=continued and start < config.run.num_iterations)
+            write_atomic(self.workdir / "config.json", config_lib.to_json(config))
+        return state
 
-    graph_fn = kept.graph
-    iterate = functools.partial(trainer.train_iteration, components, selfplay_fn=kept.selfplay,
+    def open_log(self, start: int) -> None:
+        """Starts ``metrics.jsonl`` at iteration ``start`` (records past it are dropped on resume)."""
+        config = self.config
+        # A run continued past its planned end drops that end's extra evaluation (see Evaluator).
+        continued = self.resume and bool(config.run.eval_every) and start % config.run.eval_every != 0
+        self.log = MetricsLog(self.workdir, keep_up_to=start if self.resume else None,
+                              drop_final_eval=continued and start < config.run.num_iterations)
+
+    def _evaluates(self, iteration: int) -> bool:
+        return self.evaluator is not None and (iteration % self.config.run.eval_every == 0
+                                               or iteration == self.config.run.num_iterations)
+
+    def _saves(self, iteration: int, last: int) -> bool:
+        every = self.config.run.checkpoint_every
+        return bool(every and iteration % every == 0) or iteration == last
+
+    def needs_state(self, iteration: int, last: int) -> bool:
+        """Whether ``record`` after ``iteration`` reads more of the state than its iteration
+        (it evaluates or saves)."""
+        return self._evaluates(iteration) or self._saves(iteration, last)
+
+    def record(self, state: trainer.TrainerState, metrics: Dict[str, Any], *, last: int) -> List[Dict[str, Any]]:
+        """After an iteration: writes its metrics, evaluates when scheduled (or at the run's
+        end) and saves a checkpoint when due (or at ``last``); returns the evaluation records."""
+        config, evaluator = self.config, self.evaluator
+        iteration = int(state.iteration)
+        self.log.write(dict(kind="train", iteration=iteration, **metrics))
+        eval_records: List[Dict[str, Any]] = []
+        if self._evaluates(iteration):
+            scheduled = iteration % config.run.eval_every == 0
+            eval_key = jax.random.fold_in(jax.random.PRNGKey(config.run.seed + 1), iteration)
+            eval_records = evaluator(state.train_state.params, eval_key, iteration, state.expected_features.psi,
+                                     update_previous=scheduled)
+            for record in eval_records:
+                self.log.write(record)
+        if self._saves(iteration, last):
+            graph = self.kept.graph(state.payoff.mean)  # on every process: all take part in jitted calls
+            if distributed.is_main_process():
+                _save_psi(self.workdir, iteration, state.expected_features)
+                _save_graph(self.workdir, iteration, graph, state.payoff, config.team.matchmaker)
+            previous = evaluator.previous if evaluator is not None else None
+            previous_psi = evaluator.previous_psi if evaluator is not None else None
+            self.manager.save(iteration, _to_run_state(state, previous, config.run.checkpoint_replay, previous_psi),
+                              config=config)
+        return eval_records
+
+    def close(self) -> None:
+        if self.log is not None:
+            self.log.close()
+        self.manager.close()
+
+
+def progress_postfix(metrics: Dict[str, Any], diverse: bool) -> Dict[str, str]:
+    """What the progress bar shows after an iteration (a run whose diversity reward takes
+    over shows it here)."""
+    postfix = dict(loss=f"{metrics['loss']:.3f}", games=f"{metrics['games_finished']:.0f}")
+    if diverse:
+        postfix.update(plies=f"{metrics['plies_per_game']:.0f}", intrinsic=f"{metrics['intrinsic_share']:.2f}")
+    return postfix
+
+
+def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
+          stop_after: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
+    """Runs (or resumes) the training run of ``config`` in ``workdir``; returns a summary."""
+    files = RunFiles(config, workdir, programs(config, workdir), resume=resume)
+    kept = files.kept
+    state = files.restore() if resume else kept.init(jax.random.PRNGKey(config.run.seed))
+    start = int(state.iteration)
+    files.open_log(start)
+    iterate = functools.partial(trainer.train_iteration, kept.components, selfplay_fn=kept.selfplay,
                                 learner_fn=kept.learner)
     last = config.run.num_iterations if stop_after is None else min(config.run.num_iterations, start + stop_after)
     bar = tqdm.tqdm(range(start, last), initial=start, total=config.run.num_iterations,
@@ -377,29 +454,8 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
         state, metrics = iterate(state)
         metrics = {name: float(value) for name, value in jax.device_get(metrics).items()}
         metrics["iteration_seconds"] = round(time.perf_counter() - started, 3)
-        iteration = int(state.iteration)
-        log.write(dict(kind="train", iteration=iteration, **metrics))
-        postfix = dict(loss=f"{metrics['loss']:.3f}", games=int(metrics["games_finished"]))
-        if components.diverse:  # a run whose diversity reward takes over shows it here
-            postfix.update(plies=f"{metrics['plies_per_game']:.0f}", intrinsic=f"{metrics['intrinsic_share']:.2f}")
-        bar.set_postfix(**postfix)
-        scheduled = evaluator is not None and iteration % config.run.eval_every == 0
-        if evaluator is not None and (scheduled or iteration == config.run.num_iterations):
-            eval_key = jax.random.fold_in(jax.random.PRNGKey(config.run.seed + 1), iteration)
-            eval_records = evaluator(state.train_state.params, eval_key, iteration, state.expected_features.psi,
-                                     update_previous=scheduled)
-            for record in eval_records:
-                log.write(record)
-        if (config.run.checkpoint_every and iteration % config.run.checkpoint_every == 0) or iteration == last:
-            graph = graph_fn(state.payoff.mean)  # on every process: all take part in jitted calls
-            if distributed.is_main_process():
-                _save_psi(workdir, iteration, state.expected_features)
-                _save_graph(workdir, iteration, graph, state.payoff, config.team.matchmaker)
-            previous = evaluator.previous if evaluator is not None else None
-            previous_psi = evaluator.previous_psi if evaluator is not None else None
-            manager.save(iteration, _to_run_state(state, previous, config.run.checkpoint_replay, previous_psi),
-                         config=config)
-    log.close()
-    manager.close()
+        bar.set_postfix(**progress_postfix(metrics, kept.components.diverse))
+        eval_records = files.record(state, metrics, last=last)
+    files.close()
     return dict(iterations=int(state.iteration), seconds=round(time.perf_counter() - t0, 1),
                 last_metrics=metrics, last_eval=eval_records)

@@ -22,6 +22,14 @@ often it picks a move no other player picks, and a picture (``summary.png`` in t
 directory; its path is printed). Library logs stay quiet unless ``--verbosity`` is given;
 bad input (a flag, an override, a corrupt checkpoint) ends with one line naming it.
 
+``--seeds=0,1,2,3`` trains a population (``azdb_jax.population``): one run per seed, all
+in one compiled program, each member's run directory ``WORKDIR/seed_<s>/`` (every script
+that reads a run reads it: ``--checkpoint=WORKDIR/seed_3@50``); ``--resume`` continues
+every member. ``--member_map`` chooses how the members are run (default: the fastest
+measured on the backend).
+
+  python experiments/train.py --preset=demo --seeds=0,1,2,3 --workdir=runs/demo_pop
+
 ``--resume`` may change ``run.num_iterations`` (continue a finished run as if it had been
 planned longer), ``run.checkpoint_every`` and ``run.keep_checkpoints`` through
 ``--override``; nothing else.
@@ -40,6 +48,10 @@ _OVERRIDE = flags.DEFINE_multi_string("override", [], "Config override section.f
 _WORKDIR = common_flags.define_workdir("Where config, metrics and checkpoints go.", default="runs/demo")
 _RESUME = flags.DEFINE_bool("resume", False, "Continue the run in --workdir from its latest checkpoint.")
 _STOP_AFTER = flags.DEFINE_integer("stop_after", None, "Stop after this many iterations (for interruption tests).")
+_SEEDS = flags.DEFINE_list("seeds", [], "Train a population: one member per seed (replaces run.seed), in one "
+                           "program; each member's run in WORKDIR/seed_<s>/.")
+_MEMBER_MAP = flags.DEFINE_string("member_map", "auto", "How a population's members are run: auto, vmap, map, "
+                                  "unroll, or two joined by a comma (self-play, learner); azdb_jax.population.")
 distributed.define_flags()  # --coordinator, --num_processes, --process_id
 _SUMMARY = flags.DEFINE_bool("summary", True, "At the end, print the team's summary table and write summary.png.")
 _SUMMARY_POSITIONS = flags.DEFINE_integer("summary_positions", 200, "Random positions for the summary's "
@@ -66,6 +78,9 @@ def main(argv: List[str]) -> None:
     from azdb_jax import presets, runner  # pylint: disable=g-import-not-at-top
 
     workdir = pathlib.Path(_WORKDIR.value)
+    if _SEEDS.value:
+        train_population(workdir, [_seed(s) for s in _SEEDS.value])
+        return
     if _RESUME.value:
         config = config_lib.apply_overrides(runner.load_run_config(workdir), _OVERRIDE.value)
     else:
@@ -84,6 +99,33 @@ def main(argv: List[str]) -> None:
                   f"on one process")
         else:
             print_summary(workdir, _SUMMARY_POSITIONS.value)
+
+
+def _seed(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"--seeds: {text!r} is not an integer") from None
+
+
+def train_population(workdir: pathlib.Path, seeds: List[int]) -> None:
+    """``--seeds``: the population of the preset (or of the saved run on ``--resume``), one
+    member per seed; each member's summary at the end."""
+    from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
+    from azdb_jax import population, presets, runner  # pylint: disable=g-import-not-at-top
+
+    if _RESUME.value:
+        first = population.member_dirs(workdir)[0]
+        config = config_lib.apply_overrides(runner.load_run_config(first), _OVERRIDE.value)
+    else:
+        config = config_lib.apply_overrides(presets.get_preset(_PRESET.value), _OVERRIDE.value)
+    result = population.train(config, workdir, seeds, member_map=_MEMBER_MAP.value, resume=_RESUME.value,
+                              stop_after=_STOP_AFTER.value)
+    print(f"{workdir}: {len(seeds)} members, {result['iterations']} of {config.run.num_iterations} iterations "
+          f"({result['seconds']:.0f} s this session)")
+    if _SUMMARY.value and result["iterations"] >= config.run.num_iterations:
+        for seed in seeds:
+            print_summary(population.member_dir(workdir, seed), _SUMMARY_POSITIONS.value)
 
 
 def print_summary(workdir: pathlib.Path, num_positions: int) -> None:

@@ -1,0 +1,287 @@
+"""Populations: several training runs of one configuration, trained as one compiled program.
+
+A population of K members is K seeds of one configuration. Their trainer states are
+stacked on a leading *member* axis and every phase of an iteration (self-play with its
+targets and replay writes, each learner step) runs for all members in one call of one
+program, compiled once for the population. Each member is the run of its seed: its own
+network, replay buffer, games, payoffs, ψ and matchmaking, nothing shared.
+
+How the member axis is run (``member_map``, per phase; ``member_maps``):
+
+- ``"vmap"``: ``jax.vmap`` of the phase. Every operation sees all members at once; the
+  per-member networks become batched (grouped) convolutions and ``lax.cond`` computes
+  both branches. Made for a wide backend (a GPU runs the members side by side).
+- ``"map"``: ``jax.lax.map`` of the phase: the members one after another inside the
+  program (a loop), each through the plain phase's operations; compiled once whatever K.
+- ``"unroll"``: the phase written out once per member in the program: the plain run's
+  operations, without a loop around them; compiling grows with K.
+- ``"auto"`` (the default): what ``benchmarks/population.py`` measured fastest on the
+  backend.
+
+``benchmarks/population.py`` measures both against K plain runs one after another.
+
+On disk a population is a folder of runs: ``WORKDIR/seed_<s>/`` for each member is a
+complete run directory of its seed (``config.json`` with ``run.seed = s``, checkpoints,
+``metrics.jsonl``, TensorBoard, ψ and graph snapshots), so every script that reads a run
+reads a member (``--checkpoint=WORKDIR/seed_3@50``), and ``WORKDIR/population.json``
+names the members. Resuming restores every member at the newest step that all of them
+saved (a population killed while saving has members one checkpoint ahead: those
+checkpoints are removed) and continues exactly.
+
+A population of one member is the plain run (``runner.train``) bit for bit.
+"""
+
+import functools
+import json
+import pathlib
+import time
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import tqdm
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from azdb_jax import config as config_lib
+from azdb_jax import distributed, networks, runner, sharding, trainer
+from azdb_jax.files import write_atomic
+
+MEMBER_MAPS = ("vmap", "map", "unroll")
+MANIFEST = "population.json"
+
+
+def member_dir(workdir, seed: int) -> pathlib.Path:
+    """The run directory of the member of seed ``seed``."""
+    return pathlib.Path(workdir) / f"seed_{seed}"
+
+
+def over_members(fn: Callable, member_map: str) -> Callable:
+    """``fn`` (one member's value -> result) as a function of stacked members. One member
+    runs ``fn`` itself (its axis dropped and put back), so that it is the plain run's
+    program."""
+    def one_or_many(stacked):
+        if jax.tree.leaves(stacked)[0].shape[0] == 1:
+            return jax.tree.map(lambda x: x[None], fn(member(stacked, 0)))
+        return many(stacked)
+
+    if member_map == "vmap":
+        many = jax.vmap(fn)
+    elif member_map == "map":
+        many = functools.partial(jax.lax.map, fn)
+    elif member_map == "unroll":
+        many = lambda stacked: stack([fn(member(stacked, k)) for k in range(jax.tree.leaves(stacked)[0].shape[0])])  # noqa: E731
+    else:
+        raise ValueError(f"member_map: {member_map!r} is not one of {', '.join(MEMBER_MAPS)}")
+    return one_or_many
+
+
+def member(tree: Any, k: int) -> Any:
+    """Member ``k`` of a stacked tree."""
+    return jax.tree.map(lambda x: x[k], tree)
+
+
+def stack(trees: Sequence[Any]) -> Any:
+    """Members' trees stacked on a new leading axis."""
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+class PopulationPrograms(NamedTuple):
+    """A configuration's programs (``runner.Programs`` on one device, shared with its plain
+    runs: the components, abstract state, evaluation games) and the population's three:
+    ``init`` (seed keys [K] -> states [K]), ``selfplay`` and ``learner`` (states [K] ->
+    states, metrics [K]; both donate the states), with the member maps they run and the
+    ``mesh`` whose devices hold the members (``placed`` puts stacked members there)."""
+
+    kept: runner.Programs
+    member_maps: Tuple[str, str]
+    mesh: Mesh
+    init: Callable
+    selfplay: Callable
+    learner: Callable
+
+    def placed(self, stacked: Any) -> Any:
+        """Stacked members on the population's devices (members split over them)."""
+        return jax.device_put(stacked, NamedSharding(self.mesh, PartitionSpec(sharding.DATA_AXIS)))
+
+
+def member_maps(member_map: str = "auto", backend: Optional[str] = None) -> Tuple[str, str]:
+    """The (self-play, learner) member maps of ``member_map``: one of ``MEMBER_MAPS`` for
+    both phases, two joined by a comma (``"map,unroll"``), or ``"auto"``: the fastest
+    measured on the backend (``benchmarks/population.py``, docs/performance.md). On a CPU
+    that is ``map`` for self-play (its plies are a loop already) and ``unroll`` for the
+    learner (XLA:CPU runs convolution gradients inside a loop several times slower, and
+    batched weights as grouped convolutions); elsewhere ``vmap`` for both, which runs the
+    members side by side."""
+    if member_map == "auto":
+        return ("map", "unroll") if (backend or jax.default_backend()) == "cpu" else ("vmap", "vmap")
+    names = [name.strip() for name in member_map.split(",")]
+    if len(names) == 1:
+        names = names * 2
+    unknown = [name for name in names if name not in MEMBER_MAPS]
+    if len(names) != 2 or unknown:
+        raise ValueError(f"member_map: {member_map!r} is not 'auto', one of {', '.join(MEMBER_MAPS)}, "
+                         f"or two of them joined by a comma (self-play, learner)")
+    return names[0], names[1]
+
+
+_JITS: Dict[tuple, tuple] = {}
+
+
+def _on_devices(fn: Callable, mesh: Mesh) -> Callable:
+    """``fn`` of stacked members, each device running it on its own members (none shared)."""
+    if mesh.size == 1:
+        return fn
+    members = PartitionSpec(sharding.DATA_AXIS)
+    # Nothing is shared between devices, so the replication checks (which the
+    # searches' loops with constant initial carries trip over) have nothing to check.
+    return jax.shard_map(fn, mesh=mesh, in_specs=members, out_specs=members, check_vma=False)
+
+
+def _population_jits(kept: runner.Programs, maps: Tuple[str, str], mesh: Mesh):
+    key = (id(kept), maps, tuple(d.id for d in mesh.devices.flat))
+    if key in _JITS and _JITS[key][0] is kept:
+        return _JITS[key][1]
+    components = kept.components
+    members = NamedSharding(mesh, PartitionSpec(sharding.DATA_AXIS))
+    phase = lambda fn, how: jax.jit(_on_devices(over_members(functools.partial(fn, components), how), mesh),  # noqa: E731
+                                    in_shardings=members, out_shardings=members, donate_argnums=0)
+    # The initial states as the plain runs' (one member's program, in turn).
+    init = jax.jit(_on_devices(over_members(functools.partial(trainer.init_trainer, components,
+                                                              window=kept.abstract.pending), "map"), mesh),
+                   in_shardings=members, out_shardings=members, compiler_options=networks.RUN_ONCE_COMPILER_OPTIONS)
+    selfplay = phase(trainer.selfplay_phase, maps[0])
+    learner = phase(trainer.learner_phase_step, maps[1])
+    _JITS[key] = (kept, (init, selfplay, learner))
+    while len(_JITS) > 8:
+        _JITS.pop(next(iter(_JITS)))
+    return init, selfplay, learner
+
+
+def programs(config: config_lib.TrainConfig, member_map: str = "auto", workdir=None) -> PopulationPrograms:
+    """The population programs of ``config``'s runs (kept per configuration, maps and
+    devices). The members are split over ``run.num_devices`` devices (0: all), each
+    member's games on one device; K must be a multiple of the device count."""
+    maps = member_maps(member_map)
+    kept = runner.programs(config, workdir, num_devices=1)
+    mesh = sharding.make_mesh(config.run.num_devices or None)
+    return PopulationPrograms(kept, maps, mesh, *_population_jits(kept, maps, mesh))
+
+
+def member_config(config: config_lib.TrainConfig, seed: int) -> config_lib.TrainConfig:
+    """The configuration of the member of seed ``seed`` (its run's ``config.json``)."""
+    return config_lib.apply_overrides(config, [f"run.seed={seed}"])
+
+
+def _check_seeds(seeds: Sequence[int]) -> List[int]:
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("a population needs at least one seed")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds: {seeds} repeats a seed (each member is the run of its seed)")
+    return seeds
+
+
+def read_manifest(workdir) -> Dict[str, Any]:
+    """``population.json`` of a population folder."""
+    path = pathlib.Path(workdir) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no population here (written by azdb_jax.population.train)") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: line {e.lineno}: not JSON ({e.msg})") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("seeds"), list):
+        raise ValueError(f"{path}: no list of seeds")
+    return manifest
+
+
+def member_dirs(workdir) -> List[pathlib.Path]:
+    """The members' run directories of a population folder, in member order."""
+    return [member_dir(workdir, seed) for seed in read_manifest(workdir)["seeds"]]
+
+
+def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, member_map: str = "auto",
+          resume: bool = False, stop_after: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
+    """Trains (or resumes) the population of ``config`` with one member per seed in ``workdir``.
+
+    ``config.run.seed`` is replaced by each member's seed. Returns a summary with each
+    member's last metrics and evaluation records (``members``, in seed order).
+    """
+    seeds = _check_seeds(seeds)
+    if jax.process_count() > 1:
+        raise ValueError("a population trains in one process (its members over that process's devices); "
+                         "multi-host populations are not supported yet")
+    workdir = pathlib.Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    manifest_path = workdir / MANIFEST
+    if resume:
+        saved = read_manifest(workdir)
+        if [int(s) for s in saved["seeds"]] != seeds:
+            raise ValueError(f"{manifest_path}: the population has seeds {saved['seeds']}, not {seeds}")
+    progs = programs(config, member_map, workdir)
+    if len(seeds) % progs.mesh.size:
+        raise ValueError(f"{len(seeds)} members cannot be split evenly over {progs.mesh.size} devices "
+                         f"(run.num_devices={config.run.num_devices}; 0 means all)")
+    configs = [member_config(config, seed) for seed in seeds]
+    files = [runner.RunFiles(c, member_dir(workdir, c.run.seed), progs.kept, resume=resume) for c in configs]
+    if not resume and distributed.is_main_process():
+        write_atomic(manifest_path, json.dumps(dict(seeds=seeds, member_maps=list(progs.member_maps),
+                                                    members=[f"seed_{s}" for s in seeds]), indent=1) + "\n")
+    if resume:
+        step = _common_step(files)
+        states = progs.placed(stack([f.restore(step) for f in files]))
+    else:
+        states = progs.init(progs.placed(jnp.stack([jax.random.PRNGKey(seed) for seed in seeds])))
+    start = int(states.iteration[0])
+    for f in files:
+        f.open_log(start)
+    iterate = functools.partial(trainer.train_iteration, progs.kept.components, selfplay_fn=progs.selfplay,
+                                learner_fn=progs.learner)
+    last = config.run.num_iterations if stop_after is None else min(config.run.num_iterations, start + stop_after)
+    bar = tqdm.tqdm(range(start, last), initial=start, total=config.run.num_iterations,
+                    disable=not progress or not distributed.is_main_process(),
+                    desc=f"train {len(seeds)} members", unit="it")
+    per_member: List[Dict[str, Any]] = [{} for _ in seeds]
+    eval_records: List[List[Dict[str, Any]]] = [[] for _ in seeds]
+    t0 = time.perf_counter()
+    for _ in bar:
+        started = time.perf_counter()
+        states, metrics = iterate(states)
+        metrics = {name: np.asarray(value) for name, value in jax.device_get(metrics).items()}
+        seconds = round(time.perf_counter() - started, 3)
+        for k, f in enumerate(files):
+            per_member[k] = {name: float(value[k]) for name, value in metrics.items()}
+            per_member[k]["iteration_seconds"] = seconds
+            # Only evaluations and checkpoints need the member's state apart.
+            state_k = (member(states, k) if f.needs_state(int(states.iteration[k]), last)
+                       else _MetricsOnly(states.iteration[k]))
+            eval_records[k] = f.record(state_k, per_member[k], last=last)
+        mean = {name: float(np.mean(value)) for name, value in metrics.items()}
+        bar.set_postfix(**runner.progress_postfix(mean, progs.kept.components.diverse))
+    for f in files:
+        f.close()
+    return dict(iterations=int(states.iteration[0]), seconds=round(time.perf_counter() - t0, 1),
+                members=[dict(seed=s, last_metrics=m, last_eval=e) for s, m, e in zip(seeds, per_member, eval_records)])
+
+
+class _MetricsOnly(NamedTuple):
+    """What ``RunFiles.record`` reads of a state in an iteration without evaluation or checkpoint."""
+
+    iteration: Any
+
+
+def _common_step(files: Sequence[runner.RunFiles]) -> int:
+    """The newest checkpoint step every member holds; members' later checkpoints (a
+    population stopped while saving) are removed."""
+    steps = [set(f.manager.all_steps()) for f in files]
+    common = set.intersection(*steps)
+    if not common:
+        missing = [str(f.workdir) for f, s in zip(files, steps) if not s]
+        raise FileNotFoundError("no checkpoint that every member holds"
+                                + (f" ({', '.join(missing)} hold none)" if missing else ""))
+    step = max(common)
+    for f, held in zip(files, steps):
+        for later in sorted(s for s in held if s > step):
+            f.manager.delete(later)
+    return step

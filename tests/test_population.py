@@ -1,0 +1,194 @@
+"""Populations (azdb_jax.population): K seeds of one configuration as one program.
+
+Checked against the plain runs (``runner.train``) of the same seeds: a population of one
+is the plain run bit for bit; each member of a larger one is the plain run of its seed at
+iteration 1 within float rounding; members are run directories every reader loads; a
+population stopped (also while saving) and resumed equals the uninterrupted one.
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import jax
+import numpy as np
+import pytest
+
+from azdb_jax import config as config_lib
+from azdb_jax import population, runner, runs
+
+from conftest import trained_run_config
+
+# Per-iteration wall times differ between any two runs.
+_TIMES = ("iteration_seconds", "eval_seconds")
+
+
+def _config(iterations: int = 5):
+    return config_lib.apply_overrides(trained_run_config("tic_tac_toe"), [
+        f"run.num_iterations={iterations}", "run.eval_every=2", "run.checkpoint_every=2", "run.keep_checkpoints=3"])
+
+
+def _records(run: pathlib.Path):
+    out = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    for record in out:
+        for name in _TIMES:
+            record.pop(name, None)
+    return out
+
+
+@pytest.fixture(scope="module")
+def plain_runs(tmp_path_factory):
+    """The plain runs of seeds 0 and 1 (5 iterations)."""
+    root = tmp_path_factory.mktemp("plain")
+    for seed in (0, 1):
+        runner.train(population.member_config(_config(), seed), root / f"seed_{seed}", progress=False)
+    return root
+
+
+def test_a_population_of_one_is_the_plain_run_bit_for_bit(plain_runs, tmp_path):
+    population.train(_config(), tmp_path, [0], progress=False)
+    member = population.member_dir(tmp_path, 0)
+    assert _records(member) == _records(plain_runs / "seed_0")  # every metric and evaluation, 5 iterations
+    mine, plain = runs.load_run(member)[2], runs.load_run(plain_runs / "seed_0")[2]
+    for a, b in zip(jax.tree.leaves(mine), jax.tree.leaves(plain)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_members_are_the_plain_runs_of_their_seeds_and_load_as_runs(plain_runs, tmp_path):
+    summary = population.train(_config(), tmp_path, [0, 1], progress=False)
+    assert [m["seed"] for m in summary["members"]] == [0, 1]
+    manifest = population.read_manifest(tmp_path)
+    assert manifest["seeds"] == [0, 1]
+    assert population.member_dirs(tmp_path) == [tmp_path / "seed_0", tmp_path / "seed_1"]
+    for seed in (0, 1):
+        member = population.member_dir(tmp_path, seed)
+        assert runs.load_run_config(member).run.seed == seed
+        mine, plain = _records(member), _records(plain_runs / f"seed_{seed}")
+        assert [(r["kind"], r["iteration"]) for r in mine] == [(r["kind"], r["iteration"]) for r in plain]
+        first_mine = next(r for r in mine if r["kind"] == "train")
+        first_plain = next(r for r in plain if r["kind"] == "train")
+        for name, value in first_plain.items():  # iteration 1: the same games, learner sums in another order
+            expected = value if isinstance(value, str) else pytest.approx(value, rel=1e-5, abs=1e-6)
+            assert first_mine[name] == expected, name
+        run_config, _, state = runs.load_run(member, 4)  # a member is a run
+        assert int(state.iteration) == 4 and run_config.run.seed == seed
+        assert runs.load_agent(member, 4).num_players == 3
+    # The two members are different runs (their seeds), not one run twice.
+    assert _records(tmp_path / "seed_0")[0] != _records(tmp_path / "seed_1")[0]
+
+
+def test_a_stopped_population_resumes_exactly_also_when_stopped_while_saving(tmp_path):
+    config = _config()
+    population.train(config, tmp_path / "whole", [0, 1], progress=False)
+    population.train(config, tmp_path / "stopped", [0, 1], stop_after=4, progress=False)
+    # Stopped while saving iteration 4: member 1's checkpoint of 4 was never written.
+    stopped = tmp_path / "stopped"
+    shutil.rmtree(population.member_dir(stopped, 1) / "checkpoints" / "4")
+    population.train(config, stopped, [0, 1], resume=True, progress=False)
+    for seed in (0, 1):
+        assert _records(population.member_dir(stopped, seed)) == _records(population.member_dir(tmp_path / "whole",
+                                                                                                  seed))
+    with pytest.raises(ValueError, match="seeds"):
+        population.train(config, stopped, [0, 2], resume=True, progress=False)
+
+
+def test_member_maps_and_bad_input(tmp_path):
+    assert population.member_maps("auto", backend="cpu") == ("map", "unroll")
+    assert population.member_maps("auto", backend="gpu") == ("vmap", "vmap")
+    assert population.member_maps("vmap") == ("vmap", "vmap")
+    assert population.member_maps("map, unroll") == ("map", "unroll")
+    with pytest.raises(ValueError, match="member_map"):
+        population.member_maps("pmap")
+    with pytest.raises(ValueError, match="repeats a seed"):
+        population.train(_config(), tmp_path, [3, 3], progress=False)
+    with pytest.raises(FileNotFoundError, match="no population"):
+        population.read_manifest(tmp_path)
+    (tmp_path / population.MANIFEST).write_text("{not json")
+    with pytest.raises(ValueError, match="line 1"):
+        population.read_manifest(tmp_path)
+
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _train_cli(*args):
+    return [sys.executable, str(REPO / "experiments" / "train.py"), "--preset=demo", "--nosummary", *args]
+
+
+@pytest.mark.slow
+def test_a_population_killed_mid_run_resumes_as_if_never_stopped(tmp_path):
+    """``kill -9`` of ``azdb-train --seeds=0,1,2,3`` between or during checkpoints, then
+    ``--resume``: every member's records equal those of the population never stopped."""
+    from azdb_jax import presets  # pylint: disable=g-import-not-at-top
+
+    config = config_lib.apply_overrides(_config(24), ["run.eval_every=4"])
+    preset = runs._flat(config_lib.to_dict(presets.get_preset("demo")))  # noqa: SLF001
+    flat = runs._flat(config_lib.to_dict(config))  # noqa: SLF001
+    overrides = [f"--override={name}={json.dumps(value)}" for name, value in flat.items() if preset[name] != value]
+    seeds = "--seeds=0,1,2,3"
+    whole = subprocess.run(_train_cli(*overrides, seeds, f"--workdir={tmp_path / 'whole'}"), capture_output=True,
+                           text=True, timeout=900)
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    killed = tmp_path / "killed"
+    process = subprocess.Popen(_train_cli(*overrides, seeds, f"--workdir={killed}"), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while not (population.member_dir(killed, 3) / "checkpoints" / "8").exists():
+            assert process.poll() is None and time.monotonic() < deadline, "the run ended before it was killed"
+            time.sleep(0.02)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == -signal.SIGKILL
+    assert not (population.member_dir(killed, 0) / "checkpoints" / "24").exists()
+    resumed = subprocess.run(_train_cli(seeds, f"--workdir={killed}", "--resume"), capture_output=True, text=True,
+                             timeout=900)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    for seed in range(4):
+        assert _records(population.member_dir(killed, seed)) == _records(population.member_dir(tmp_path / "whole",
+                                                                                                 seed)), seed
+
+
+DEVICES_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import jax
+    assert jax.device_count() == 2, jax.devices()
+    from azdb_jax import config as config_lib
+    from azdb_jax import population
+    sys.path.insert(0, {tests!r})
+    from test_population import _config, _records
+    out = {{}}
+    for devices in (1, 2):
+        config = config_lib.apply_overrides(_config(3), ["run.num_devices=%d" % devices])
+        workdir = {tmp!r} + "/pop%d" % devices
+        progs = population.programs(config)
+        assert progs.mesh.size == devices
+        population.train(config, workdir, [0, 1, 2, 3], progress=False)
+        out[devices] = [_records(population.member_dir(workdir, seed)) for seed in range(4)]
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.slow
+def test_members_split_over_two_devices_train_as_on_one(tmp_path):
+    """4 members on 2 forced CPU devices (2 each, ``shard_map``) give the runs of 1 device."""
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2".strip()
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+    script = DEVICES_SCRIPT.format(tests=str(REPO / "tests"), tmp=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-4000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    for one, two in zip(out["1"], out["2"]):
+        assert [(r["kind"], r["iteration"]) for r in one] == [(r["kind"], r["iteration"]) for r in two]
+        for a, b in zip(one, two):
+            for name, value in a.items():
+                expected = value if isinstance(value, str) else pytest.approx(value, rel=1e-4, abs=1e-5)
+                assert b[name] == expected, (a["iteration"], name)
