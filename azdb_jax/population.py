@@ -18,13 +18,14 @@ How the member axis is run (``member_map``, per phase; ``member_maps``):
 - ``"auto"`` (the default): what ``benchmarks/population.py`` measured fastest on the
   backend.
 
-``benchmarks/population.py`` measures both against K plain runs one after another.
+``benchmarks/population.py`` measures each against K plain runs one after another.
 
-On disk a population is a folder of runs: ``WORKDIR/seed_<s>/`` for each member is a
+On disk a population is a folder of runs: ``WORKDIR/seed_<s>/`` (or a directory the
+caller names, as the reproduction's ``runs/<arm>_s<seed>``) for each member is a
 complete run directory of its seed (``config.json`` with ``run.seed = s``, checkpoints,
 ``metrics.jsonl``, TensorBoard, ψ and graph snapshots), so every script that reads a run
 reads a member (``--checkpoint=WORKDIR/seed_3@50``), and ``WORKDIR/population.json``
-names the members. Resuming restores every member at the newest step that all of them
+names the members' seeds and directories. Resuming restores every member at the newest step that all of them
 saved (a population killed while saving has members one checkpoint ahead: those
 checkpoints are removed) and continues exactly.
 
@@ -33,6 +34,7 @@ A population of one member is the plain run (``runner.train``) bit for bit.
 
 import functools
 import json
+import os
 import pathlib
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -198,15 +200,21 @@ def read_manifest(workdir) -> Dict[str, Any]:
 
 def member_dirs(workdir) -> List[pathlib.Path]:
     """The members' run directories of a population folder, in member order."""
-    return [member_dir(workdir, seed) for seed in read_manifest(workdir)["seeds"]]
+    manifest = read_manifest(workdir)
+    return [(pathlib.Path(workdir) / m).resolve() for m in manifest.get("members", [])] or [
+        member_dir(workdir, seed) for seed in manifest["seeds"]]
 
 
 def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, member_map: str = "auto",
-          resume: bool = False, stop_after: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
+          resume: bool = False, stop_after: Optional[int] = None, progress: bool = True,
+          runs: Optional[Sequence[Any]] = None) -> Dict[str, Any]:
     """Trains (or resumes) the population of ``config`` with one member per seed in ``workdir``.
 
-    ``config.run.seed`` is replaced by each member's seed. Returns a summary with each
-    member's last metrics and evaluation records (``members``, in seed order).
+    ``config.run.seed`` is replaced by each member's seed. Each member's run directory is
+    ``workdir/seed_<s>``, or ``runs[k]`` when given (e.g. a results folder's
+    ``runs/<arm>_s<seed>``); ``workdir`` then holds only ``population.json``. Returns a
+    summary with each member's last metrics and evaluation records (``members``, in seed
+    order).
     """
     seeds = _check_seeds(seeds)
     if jax.process_count() > 1:
@@ -219,21 +227,25 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
         saved = read_manifest(workdir)
         if [int(s) for s in saved["seeds"]] != seeds:
             raise ValueError(f"{manifest_path}: the population has seeds {saved['seeds']}, not {seeds}")
+    folders = [member_dir(workdir, seed) for seed in seeds] if runs is None else [pathlib.Path(r) for r in runs]
+    if len(folders) != len(seeds):
+        raise ValueError(f"{len(seeds)} seeds but {len(folders)} run directories")
     progs = programs(config, member_map, workdir)
     if len(seeds) % progs.mesh.size:
         raise ValueError(f"{len(seeds)} members cannot be split evenly over {progs.mesh.size} devices "
                          f"(run.num_devices={config.run.num_devices}; 0 means all)")
     configs = [member_config(config, seed) for seed in seeds]
-    files = [runner.RunFiles(c, member_dir(workdir, c.run.seed), progs.kept, resume=resume) for c in configs]
+    files = [runner.RunFiles(c, folder, progs.kept, resume=resume) for c, folder in zip(configs, folders)]
     if not resume and distributed.is_main_process():
+        members = [os.path.relpath(folder.resolve(), workdir.resolve()) for folder in folders]
         write_atomic(manifest_path, json.dumps(dict(seeds=seeds, member_maps=list(progs.member_maps),
-                                                    members=[f"seed_{s}" for s in seeds]), indent=1) + "\n")
+                                                    members=members), indent=1) + "\n")
     if resume:
         step = _common_step(files)
         states = progs.placed(stack([f.restore(step) for f in files]))
     else:
         states = progs.init(progs.placed(jnp.stack([jax.random.PRNGKey(seed) for seed in seeds])))
-    start = int(states.iteration[0])
+    start = iteration = int(states.iteration[0])
     for f in files:
         f.open_log(start)
     iterate = functools.partial(trainer.train_iteration, progs.kept.components, selfplay_fn=progs.selfplay,
@@ -250,18 +262,18 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
         states, metrics = iterate(states)
         metrics = {name: np.asarray(value) for name, value in jax.device_get(metrics).items()}
         seconds = round(time.perf_counter() - started, 3)
+        iteration += 1  # every member's (they step together)
         for k, f in enumerate(files):
             per_member[k] = {name: float(value[k]) for name, value in metrics.items()}
             per_member[k]["iteration_seconds"] = seconds
             # Only evaluations and checkpoints need the member's state apart.
-            state_k = (member(states, k) if f.needs_state(int(states.iteration[k]), last)
-                       else _MetricsOnly(states.iteration[k]))
+            state_k = member(states, k) if f.needs_state(iteration, last) else _MetricsOnly(iteration)
             eval_records[k] = f.record(state_k, per_member[k], last=last)
         mean = {name: float(np.mean(value)) for name, value in metrics.items()}
         bar.set_postfix(**runner.progress_postfix(mean, progs.kept.components.diverse))
     for f in files:
         f.close()
-    return dict(iterations=int(states.iteration[0]), seconds=round(time.perf_counter() - t0, 1),
+    return dict(iterations=iteration, seconds=round(time.perf_counter() - t0, 1),
                 members=[dict(seed=s, last_metrics=m, last_eval=e) for s, m, e in zip(seeds, per_member, eval_records)])
 
 

@@ -8,7 +8,8 @@
 
 Stages: ``train`` (every run of the scale, ``azdb_jax.reproduction.scales``; finished runs
 are skipped, interrupted ones resume from their latest checkpoint; ``--jobs=N`` trains N
-at once, each in its own process) then ``eval`` (every
+at once, each in its own process; ``--populations=on`` trains each arm's seeds as one
+population, one program for all of them, the default on an accelerator) then ``eval`` (every
 figure group, ``azdb_jax.reproduction.GROUPS``; a group whose report exists is skipped
 unless ``--force``). ``DIR/manifest.json`` records which run feeds which figure, the
 library version and the seconds each part took. Then open a notebook of ``colabs/`` with
@@ -25,9 +26,10 @@ from absl import app, flags
 from azdb_jax import cli  # no JAX import
 from azdb_jax.cli import common_flags  # no JAX import
 
-_SCALE = flags.DEFINE_enum("scale", "ci", ["ci", "cpu", "chess_fast", "cpu_sweep", "ci_sweep"],
+_SCALE = flags.DEFINE_enum("scale", "ci", ["ci", "cpu", "chess_fast", "cpu_sweep", "ci_sweep", "cpu16", "ci_pack"],
                            "How large every run and evaluation is (cpu_sweep: the Gardner sweep of λ and ℓ0; "
-                           "ci_sweep: the same machinery in minutes).")
+                           "ci_sweep: the same machinery in minutes; cpu16: the accelerator pack's 16 seeds an arm, "
+                           "ci_pack: the pack in minutes).")
 _OUT = common_flags.define_out("The results folder (default: results/<scale>).")
 _STAGES = flags.DEFINE_list("stages", ["train", "eval"], "Stages to run: train, eval.")
 _RUNS = flags.DEFINE_list("runs", [], "Train only these runs (names like azdb_s0; default all).")
@@ -37,6 +39,10 @@ _JOBS = flags.DEFINE_integer("jobs", 1, "Runs trained at once, each in its own p
                              "finished 2.5x fewer iterations an hour than one after another "
                              "(docs/performance.md, GPU).",
                              lower_bound=1)
+_POPULATIONS = flags.DEFINE_enum(
+    "populations", "auto", ["auto", "on", "off"], "Train each arm's seeds as one population (azdb_jax.population: "
+    "one program for all seeds; the runs are the same within float rounding). auto: on an accelerator; off on a "
+    "CPU, where it gains 10 % (docs/performance.md, 'Populations') and the runs stay bit for bit those of the docs.")
 _GROUPS = flags.DEFINE_list("groups", [], "Evaluate only these figure groups (default all).")
 _FORCE = flags.DEFINE_bool("force", False, "Re-evaluate groups whose report exists.")
 _MATCH_GAMES = flags.DEFINE_integer(
@@ -73,7 +79,10 @@ def main(argv: List[str]) -> None:
     print(f"{results.scale.name}: {results.scale.description}")
     print(f"results: {out}  ({len(names)} runs: {', '.join(names)})")
     if "train" in _STAGES.value:
-        reproduction.train_runs(results, _RUNS.value or None, jobs=_JOBS.value)
+        import jax  # pylint: disable=g-import-not-at-top
+
+        populations = _POPULATIONS.value == "on" or (_POPULATIONS.value == "auto" and jax.default_backend() != "cpu")
+        reproduction.train_runs(results, _RUNS.value or None, jobs=_JOBS.value, populations=populations)
     if "eval" in _STAGES.value:
         for group in groups:
             if results.has_report(group) and not _FORCE.value:

@@ -10,6 +10,8 @@ plays real games with a checkpoint against Stockfish.
 
 import json
 import math
+import subprocess
+import sys
 import threading
 import time
 
@@ -819,3 +821,16 @@ def test_the_game_follows_uci_variant(session):
     session.send("setoption name UCI_Variant value chess", "position startpos moves e2e4", "go movetime 50")
     assert session.wait_for("bestmove") == "bestmove h7h6"
     assert session.engine.prepares == 2  # prepared again for the other game
+
+
+def test_a_gardner_start_position_needs_neither_jax_nor_pgx():
+    """The engine sets up its first position while answering ``uci``: for Gardner it must
+    not import the boards' module (pgx compiles at import, seconds before ``uciok``)."""
+    script = ("import sys\n"
+              "from azdb_jax.uci import protocol\n"
+              "position = protocol.Position.start('gardner')\n"
+              "assert position.start_fen == 'rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1', position\n"
+              "loaded = sorted(m for m in ('jax', 'pgx', 'azdb_jax.envs.gardner_board') if m in sys.modules)\n"
+              "assert not loaded, loaded\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]

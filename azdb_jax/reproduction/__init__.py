@@ -49,9 +49,14 @@ def group_module(group: str):
 
 
 def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progress: bool = True,
-               jobs: int = 1) -> None:
+               jobs: int = 1, populations: bool = False) -> None:
     """Trains (or resumes) every run of ``results`` not finished yet (``names``: only these),
     recording each in the manifest.
+
+    ``populations``: the unfinished seeds of each arm that stand at the same checkpoint are
+    trained as one population (``azdb_jax.population``: one program for all of them, the
+    members written to their usual ``runs/<arm>_s<seed>`` folders; ``runs/<arm>_population``
+    holds its ``population.json``); a seed alone trains as a plain run.
 
     ``jobs`` > 1: up to ``jobs`` runs train at once, each in its own process
     (``python -m azdb_jax.reproduction train``, its console in ``runs/<name>/train.log``),
@@ -63,6 +68,8 @@ def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progr
 
     if not (isinstance(jobs, int) and jobs >= 1):
         raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
+    if populations:
+        _train_populations(results, names, progress=progress)
     if jobs > 1:
         pending = [spec.name for spec in results.specs
                    if (names is None or spec.name in names) and not results.run(spec.name).done]
@@ -81,9 +88,36 @@ def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progr
             seconds += float(previous.get("train_seconds") or 0.0)
         else:
             seconds = results.read_manifest().get("runs", {}).get(spec.name, {}).get("train_seconds")
+        previous = results.read_manifest().get("runs", {}).get(spec.name, {})
         results.update_manifest("runs", spec.name, {
             "arm": spec.arm, "seed": spec.seed, "workdir": str(info.workdir.relative_to(results.root)),
-            "iterations": info.iterations, "done": info.done, "train_seconds": seconds})
+            "iterations": info.iterations, "done": info.done, "train_seconds": seconds,
+            **({"population": previous["population"]} if "population" in previous else {})})
+
+
+def _train_populations(results: Results, names: Optional[Sequence[str]], *, progress: bool) -> None:
+    """Each arm's unfinished seeds at one checkpoint (or none) as a population."""
+    from azdb_jax import population  # pylint: disable=g-import-not-at-top
+
+    groups: Dict[tuple, list] = {}
+    for spec in results.specs:
+        info = results.run(spec.name)
+        if (names is None or spec.name in names) and not info.done:
+            groups.setdefault((spec.arm, info.latest_step), []).append(spec)
+    for (arm, step), specs in groups.items():
+        if len(specs) < 2:
+            continue
+        infos = [results.run(spec.name) for spec in specs]
+        start = time.perf_counter()
+        population.train(specs[0].config, results.root / "runs" / f"{arm}_population", [spec.seed for spec in specs],
+                         runs=[info.workdir for info in infos], resume=step is not None, progress=progress)
+        seconds = (time.perf_counter() - start) / len(specs)  # each member's share of the population's time
+        for spec, info in zip(specs, infos):
+            previous = results.read_manifest().get("runs", {}).get(spec.name, {})
+            results.update_manifest("runs", spec.name, {
+                "arm": spec.arm, "seed": spec.seed, "workdir": str(info.workdir.relative_to(results.root)),
+                "iterations": info.iterations, "done": info.done, "population": f"runs/{arm}_population",
+                "train_seconds": seconds + float(previous.get("train_seconds") or 0.0)})
 
 
 def evaluate_group(results: Results, group: str) -> dict:

@@ -202,6 +202,21 @@ SCALES["ci_sweep"] = sweep_scale(
     description="Gardner chess, tiny networks: the sweep group end to end in minutes")
 
 
+# The accelerator pack (scripts/device_pack.sh): the cpu scale's AZ, AZdb and control arms
+# for 16 seeds none of the other scales used, trained as populations and evaluated for the
+# claims on distinct moves, solve rates and Table 2 (144 games a pairing); ``ci_pack`` is
+# the same pack in minutes on a CPU (its test).
+PACK_ARMS = ("az", "azdb", "control")
+PACK_GROUPS = ("openings", "solve_rates", "matches")
+SCALES["cpu16"] = dataclasses.replace(
+    SCALES["cpu"], name="cpu16", seeds=tuple(range(10, 26)), arms=PACK_ARMS, groups=PACK_GROUPS,
+    eval=dataclasses.replace(SCALES["cpu"].eval, match_games=144),
+    description="Gardner chess, the cpu scale's AZ, AZdb and control for 16 fresh seeds (10-25), as populations")
+SCALES["ci_pack"] = dataclasses.replace(
+    SCALES["ci"], name="ci_pack", seeds=(10, 11), arms=PACK_ARMS, groups=PACK_GROUPS,
+    description="Gardner chess, tiny networks: the accelerator pack's runs and claims in minutes")
+
+
 def get_scale(name: str) -> Scale:
     if name not in SCALES:
         raise ValueError(f"unknown scale {name!r}; scales: {', '.join(SCALES)}")
