@@ -22,7 +22,9 @@ another). ``compile_s`` is the lowering and compiling of the self-play and learn
 (the population's for all K members; the plain runs' once, shared by all seeds).
 """
 
+import json
 import statistics
+import sys
 import time
 from typing import Any, Callable, Dict, List
 
@@ -99,7 +101,7 @@ def main(argv: List[str]) -> None:
                                                / row["plain"]["member_iterations_per_s"], 3)
             del states
         rows.append(row)
-        print(row, flush=True)
+        print(json.dumps(row), file=sys.stderr, flush=True)  # progress: a long run shows its rows as they come
     report.emit(dict(preset=_PRESET.value, overrides=_OVERRIDES.value, backend=jax.default_backend(),
                      devices=[str(d) for d in jax.devices()], learner_steps=steps, rows=rows), _OUT.value)
 

@@ -76,12 +76,13 @@ def test_reference_never_weighs_illegal_moves(algorithm):
     assert np.all(logits[illegal] == np.finfo(np.float32).min)
 
 
-def _run(script: str, *args: str, user_flags: bool = False) -> dict:
+def _run(script: str, *args: str, user_flags: bool = False, document: bool = False) -> dict:
+    """The script's JSON: its last line, or (``document``) all of stdout (``report.emit``)."""
     env = dict(user_xla_env() if user_flags else os.environ, JAX_PLATFORMS="cpu")
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], env=env, cwd=REPO,
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-4000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout if document else result.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.slow
@@ -232,3 +233,29 @@ def test_program_compiles_builds_each_program_twice_and_compares_their_outputs()
         assert init[build]["compile_cpu_s"] > 0 and init[build]["run_cpu_s"] > 0
     assert init["compile_cpu_ratio"] == pytest.approx(
         init["options"]["compile_cpu_s"] / init["default"]["compile_cpu_s"], rel=0.01, abs=0.002)
+
+
+@pytest.mark.slow
+def test_population_benchmark_times_members_against_plain_runs():
+    tiny = ["--override=env.name=tic_tac_toe", "--override=network.channels=2", "--override=network.num_blocks=0",
+            "--override=search.num_simulations=2", "--override=selfplay.num_games=2", "--override=selfplay.num_plies=3",
+            "--override=run.batch_size=4", "--override=run.learner_steps=1", "--override=replay.capacity=32"]
+    report = _run("population.py", "--sizes=2", "--maps=vmap,map+unroll", "--iterations=1", *tiny, document=True)
+    assert [row["members"] for row in report["rows"]] == [2] and report["backend"] == "cpu"
+    for row in report["rows"]:
+        for name in ("plain", "vmap", "map+unroll"):
+            timing = row[name]
+            assert timing["selfplay_s"] > 0 and timing["learner_s"] > 0
+            assert timing["member_iterations_per_s"] == pytest.approx(
+                row["members"] / (timing["selfplay_s"] + timing["learner_s"]), rel=0.02)  # from rounded times
+        assert row["vmap"]["speedup"] == pytest.approx(
+            row["vmap"]["member_iterations_per_s"] / row["plain"]["member_iterations_per_s"], rel=1e-2)
+
+
+@pytest.mark.slow
+def test_population_drift_compares_members_with_plain_runs():
+    report = _run("population_drift.py", "--members=2", "--iterations=2", document=True)
+    assert report["members"] == 2 and report["member_maps"] == ["map", "unroll"]
+    assert report["largest_relative_difference"]["train/loss"] < 1e-5  # the same runs, within rounding
+    for name, plain in report["final"]["plain"].items():
+        assert report["final"]["population"][name]["mean"] == pytest.approx(plain["mean"], rel=1e-4, abs=1e-6)

@@ -195,38 +195,6 @@ def test_members_split_over_two_devices_train_as_on_one(tmp_path):
 
 
 @pytest.mark.slow
-def test_reproduction_trains_an_arms_seeds_as_one_population(tmp_path):
-    """``reproduce.py --populations=on``: the ci scale's AZ arm, seeds 0 and 1, as one
-    population into the results folder's usual run folders; seed 0 is the plain run of
-    ``train_runs`` at iteration 1 within rounding."""
-    import dataclasses  # pylint: disable=g-import-not-at-top
-
-    from azdb_jax import reproduction  # pylint: disable=g-import-not-at-top
-    from azdb_jax.reproduction import scales  # pylint: disable=g-import-not-at-top
-
-    alone = reproduction.Results(tmp_path / "alone", "ci")
-    reproduction.train_runs(alone, ["az_s0"], progress=False)
-    both = reproduction.Results(tmp_path / "both", dataclasses.replace(scales.get_scale("ci"), seeds=(0, 1)))
-    reproduction.train_runs(both, ["az_s0", "az_s1"], progress=False, populations=True)
-    manifest = both.read_manifest()["runs"]
-    assert sorted(manifest) == ["az_s0", "az_s1"]
-    for name in ("az_s0", "az_s1"):
-        assert both.run(name).done and manifest[name]["population"] == "runs/az_population"
-        assert manifest[name]["train_seconds"] > 0
-    assert population.member_dirs(both.root / "runs" / "az_population") == [
-        both.run("az_s0").workdir.resolve(), both.run("az_s1").workdir.resolve()]
-    plain = runner.read_metrics(alone.run("az_s0").workdir, wall_clock=False)
-    mine = runner.read_metrics(both.run("az_s0").workdir, wall_clock=False)
-    assert [(r["kind"], r["iteration"]) for r in mine] == [(r["kind"], r["iteration"]) for r in plain]
-    for name, value in plain[0].items():
-        expected = value if isinstance(value, str) else pytest.approx(value, rel=1e-5, abs=1e-6)
-        assert mine[0][name] == expected, name
-    # Finished runs are not trained again.
-    reproduction.train_runs(both, ["az_s0", "az_s1"], progress=False, populations=True)
-    assert runner.read_metrics(both.run("az_s0").workdir, wall_clock=False) == mine
-
-
-@pytest.mark.slow
 def test_the_accelerator_pack_runs_at_a_tiny_scale(tmp_path, fsf_path):
     """``scripts/device_pack.sh OUT ci_pack``: the pack's three arms for 2 seeds as
     populations, its claims table and at most 8 files (what a device call brings back)."""
@@ -243,6 +211,10 @@ def test_the_accelerator_pack_runs_at_a_tiny_scale(tmp_path, fsf_path):
                                               for seed in (10, 11))
     for name, entry in manifest["runs"].items():
         assert entry["done"] and entry["population"] == f"runs/{entry['arm']}_population", name
+    work = tmp_path / "work"
+    for arm in ("az", "azdb", "control"):  # each arm's seeds trained as one population, into the usual run folders
+        assert population.member_dirs(work / "runs" / f"{arm}_population") == [
+            (work / "runs" / f"{arm}_s{seed}").resolve() for seed in (10, 11)]
     rows = json.loads((out / "claims.json").read_text())
     table2 = [row for row in rows if row["paper"] == "Table 2"]
     assert len(table2) == 4 and all(row["seeds"] == 2 and len(row["per_seed"]) == 2 for row in table2), table2
