@@ -63,7 +63,7 @@ def over_members(fn: Callable, member_map: str) -> Callable:
     runs ``fn`` itself (its axis dropped and put back), so that it is the plain run's
     program."""
     def one_or_many(stacked):
-        if jax.tree.leaves(stacked)[0].shape[0] == 1:
+        if _size(stacked) == 1:
             return jax.tree.map(lambda x: x[None], fn(member(stacked, 0)))
         return many(stacked)
 
@@ -72,10 +72,14 @@ def over_members(fn: Callable, member_map: str) -> Callable:
     elif member_map == "map":
         many = functools.partial(jax.lax.map, fn)
     elif member_map == "unroll":
-        many = lambda stacked: stack([fn(member(stacked, k)) for k in range(jax.tree.leaves(stacked)[0].shape[0])])  # noqa: E731
+        many = lambda stacked: stack([fn(member(stacked, k)) for k in range(_size(stacked))])  # noqa: E731
     else:
         raise ValueError(f"member_map: {member_map!r} is not one of {', '.join(MEMBER_MAPS)}")
     return one_or_many
+
+
+def _size(stacked: Any) -> int:
+    return jax.tree.leaves(stacked)[0].shape[0]
 
 
 def member(tree: Any, k: int) -> Any:
@@ -212,7 +216,8 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
 
     ``config.run.seed`` is replaced by each member's seed. Each member's run directory is
     ``workdir/seed_<s>``, or ``runs[k]`` when given (e.g. a results folder's
-    ``runs/<arm>_s<seed>``); ``workdir`` then holds only ``population.json``. Returns a
+    ``runs/<arm>_s<seed>``); ``workdir`` then holds only ``population.json``, written anew
+    each time, so that runs trained or resumed apart can resume as one population. Returns a
     summary with each member's last metrics and evaluation records (``members``, in seed
     order).
     """
@@ -223,7 +228,7 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
     workdir = pathlib.Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     manifest_path = workdir / MANIFEST
-    if resume:
+    if resume and runs is None:  # named run folders (a results folder's) may resume as any population
         saved = read_manifest(workdir)
         if [int(s) for s in saved["seeds"]] != seeds:
             raise ValueError(f"{manifest_path}: the population has seeds {saved['seeds']}, not {seeds}")
@@ -236,7 +241,7 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
                          f"(run.num_devices={config.run.num_devices}; 0 means all)")
     configs = [member_config(config, seed) for seed in seeds]
     files = [runner.RunFiles(c, folder, progs.kept, resume=resume) for c, folder in zip(configs, folders)]
-    if not resume and distributed.is_main_process():
+    if (not resume or runs is not None) and distributed.is_main_process():
         members = [os.path.relpath(folder.resolve(), workdir.resolve()) for folder in folders]
         write_atomic(manifest_path, json.dumps(dict(seeds=seeds, member_maps=list(progs.member_maps),
                                                     members=members), indent=1) + "\n")

@@ -98,6 +98,24 @@ def test_a_stopped_population_resumes_exactly_also_when_stopped_while_saving(tmp
         population.train(config, stopped, [0, 2], resume=True, progress=False)
 
 
+def test_runs_trained_apart_resume_as_one_population(plain_runs, tmp_path):
+    """Named run folders (a results folder's), stopped at one checkpoint as plain runs,
+    continue as one population and end as the plain runs of their seeds."""
+    folders = [tmp_path / "runs" / f"az_s{seed}" for seed in (0, 1)]
+    for seed, folder in zip((0, 1), folders):
+        runner.train(population.member_config(_config(), seed), folder, stop_after=2, progress=False)
+    population.train(_config(), tmp_path / "runs" / "az_population", [0, 1], runs=folders, resume=True,
+                     progress=False)
+    assert population.member_dirs(tmp_path / "runs" / "az_population") == [f.resolve() for f in folders]
+    for seed, folder in zip((0, 1), folders):
+        mine, plain = _records(folder), _records(plain_runs / f"seed_{seed}")
+        assert [(r["kind"], r["iteration"]) for r in mine] == [(r["kind"], r["iteration"]) for r in plain]
+        for a, b in zip(mine, plain):
+            for name, value in b.items():
+                expected = value if isinstance(value, str) else pytest.approx(value, rel=1e-5, abs=1e-6)
+                assert a[name] == expected, (seed, a["iteration"], name)
+
+
 def test_member_maps_and_bad_input(tmp_path):
     assert population.member_maps("auto", backend="cpu") == ("map", "unroll")
     assert population.member_maps("auto", backend="gpu") == ("vmap", "vmap")

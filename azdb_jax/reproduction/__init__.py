@@ -88,11 +88,7 @@ def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progr
             seconds += float(previous.get("train_seconds") or 0.0)
         else:
             seconds = results.read_manifest().get("runs", {}).get(spec.name, {}).get("train_seconds")
-        previous = results.read_manifest().get("runs", {}).get(spec.name, {})
-        results.update_manifest("runs", spec.name, {
-            "arm": spec.arm, "seed": spec.seed, "workdir": str(info.workdir.relative_to(results.root)),
-            "iterations": info.iterations, "done": info.done, "train_seconds": seconds,
-            **({"population": previous["population"]} if "population" in previous else {})})
+        _record_run(results, spec, info, seconds)
 
 
 def _train_populations(results: Results, names: Optional[Sequence[str]], *, progress: bool) -> None:
@@ -114,10 +110,18 @@ def _train_populations(results: Results, names: Optional[Sequence[str]], *, prog
         seconds = (time.perf_counter() - start) / len(specs)  # each member's share of the population's time
         for spec, info in zip(specs, infos):
             previous = results.read_manifest().get("runs", {}).get(spec.name, {})
-            results.update_manifest("runs", spec.name, {
-                "arm": spec.arm, "seed": spec.seed, "workdir": str(info.workdir.relative_to(results.root)),
-                "iterations": info.iterations, "done": info.done, "population": f"runs/{arm}_population",
-                "train_seconds": seconds + float(previous.get("train_seconds") or 0.0)})
+            _record_run(results, spec, info, seconds + float(previous.get("train_seconds") or 0.0),
+                        population=f"runs/{arm}_population")
+
+
+def _record_run(results: Results, spec: RunSpec, info: RunInfo, seconds: Optional[float], *,
+                population: Optional[str] = None) -> None:
+    """The run's manifest entry (a population that trained it stays named)."""
+    population = population or results.read_manifest().get("runs", {}).get(spec.name, {}).get("population")
+    results.update_manifest("runs", spec.name, {
+        "arm": spec.arm, "seed": spec.seed, "workdir": str(info.workdir.relative_to(results.root)),
+        "iterations": info.iterations, "done": info.done, "train_seconds": seconds,
+        **({"population": population} if population else {})})
 
 
 def evaluate_group(results: Results, group: str) -> dict:
