@@ -23,8 +23,9 @@ from azdb_jax.selfplay import SelfPlayConfig
 @dataclasses.dataclass(frozen=True)
 class EnvConfig:
     """Which game (``azdb_jax.games``) and its options; each option belongs to the games
-    whose record reads it (``Game.config_fields``): ``nim_heaps`` to Nim, ``max_pieces``
-    to chess. The others must keep their defaults.
+    whose record reads it (``Game.config_fields``): ``nim_heaps`` and ``nim_encoding``
+    ("one_hot" or Zhou & Riis's "unary" bitstring) to Nim, ``max_pieces`` to chess. The
+    others must keep their defaults.
 
     ``max_pieces`` (0: pgx's 16) is how many of the mover's pieces chess's move
     generator considers: composed start positions with more pieces a side (seven of the
@@ -33,6 +34,7 @@ class EnvConfig:
 
     name: str = "connect_four"
     nim_heaps: Tuple[int, ...] = (1, 3, 5, 7, 9)
+    nim_encoding: str = "one_hot"
     max_pieces: int = 0
 
     def __post_init__(self):

@@ -17,6 +17,13 @@ The latent enters the network in one of two ways (``NetworkConfig.latent``):
             with (γ_b, β_b) a linear function of the one-hot latent. The paper
             tried FiLM and saw no significant gain (§3, footnote 1).
 
+``NetworkConfig.torso = "lstm"`` replaces the residual torso with Zhou & Riis's Nim
+network: one LSTM layer (``lstm_hidden`` units, 128 in the paper) reads the observation
+as a sequence (its rows are the steps, each row's cells the step's inputs; Nim's unary
+board is one cell a step), and its last output feeds a linear policy head, a tanh value
+head and the linear ``v_d`` head(s). The latent is appended to every step's inputs as a
+one-hot ("planes") or modulates the LSTM's output ("film").
+
 Residual blocks are pre-activation (LayerNorm -> ReLU -> conv, twice, plus the skip).
 LayerNorm rather than BatchNorm keeps the network a pure function of ``params``: no
 running statistics to thread through self-play, search and the learner.
@@ -47,6 +54,7 @@ RUN_ONCE_COMPILER_OPTIONS = {"xla_backend_optimization_level": 1}
 
 LATENT_MODES = ("planes", "film")
 COMPUTE_DTYPES = ("float32", "bfloat16")
+TORSOS = ("resnet", "lstm")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +70,10 @@ class NetworkConfig:
       latent: how the player latent enters: "planes" (default) or "film".
       compute_dtype: activations' dtype, "float32" or "bfloat16"; parameters and
         outputs stay float32.
+      torso: "resnet" (AlphaZero's, the default) or "lstm" (one LSTM layer over the
+        observation's rows, Zhou & Riis's Nim network; ``channels``, ``num_blocks``,
+        ``value_hidden``, ``policy_channels`` and ``value_channels`` are then unused).
+      lstm_hidden: the LSTM's units (paper: 128).
     """
 
     channels: int = 32
@@ -71,9 +83,11 @@ class NetworkConfig:
     value_channels: int = 1
     latent: str = "planes"
     compute_dtype: str = "float32"
+    torso: str = "resnet"
+    lstm_hidden: int = 128
 
     def __post_init__(self):
-        for name in ("channels", "num_blocks", "value_hidden", "policy_channels", "value_channels"):
+        for name in ("channels", "num_blocks", "value_hidden", "policy_channels", "value_channels", "lstm_hidden"):
             value = getattr(self, name)
             minimum = 0 if name == "num_blocks" else 1
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -84,6 +98,8 @@ class NetworkConfig:
             raise ValueError(
                 f"NetworkConfig.compute_dtype must be one of {COMPUTE_DTYPES}, got {self.compute_dtype!r}"
             )
+        if self.torso not in TORSOS:
+            raise ValueError(f"NetworkConfig.torso must be one of {TORSOS}, got {self.torso!r}")
 
 
 class NetOutput(NamedTuple):
@@ -168,13 +184,17 @@ def head_norm(dtype: Any, name: str) -> nn.LayerNorm:
     return nn.LayerNorm(reduction_axes=(-3, -2, -1), feature_axes=-1, dtype=dtype, name=name)
 
 
-class _AZNet(nn.Module):
-    """AlphaZero's residual network with a player latent and a v_d head."""
+class _Net(nn.Module):
+    """What every torso is built from: its config, the game's actions, the team size, the heads."""
 
     config: NetworkConfig
     num_actions: int
     num_players: int
     value_d_opponent: bool = False
+
+
+class _AZNet(_Net):
+    """AlphaZero's residual network with a player latent and a v_d head."""
 
     @nn.compact
     def __call__(self, obs: Array, player: Array) -> NetOutput:
@@ -211,7 +231,35 @@ class _AZNet(nn.Module):
         )
 
 
-def _check_inputs(obs: Array, player: Array, module: _AZNet) -> None:
+class _LSTMNet(_Net):
+    """Zhou & Riis's Nim network: one LSTM layer over the observation's rows, linear heads."""
+
+    @nn.compact
+    def __call__(self, obs: Array, player: Array) -> NetOutput:
+        cfg = self.config
+        dtype = jnp.dtype(cfg.compute_dtype)
+        x = obs.astype(dtype).reshape(obs.shape[0], obs.shape[1], -1)  # [B, T = H, W * C]
+        latent = jax.nn.one_hot(player, self.num_players, dtype=dtype)  # [B, n]
+        if cfg.latent == "planes":
+            x = jnp.concatenate([x, jnp.broadcast_to(latent[:, None, :], x.shape[:2] + latent.shape[-1:])], axis=-1)
+        cell = nn.OptimizedLSTMCell(cfg.lstm_hidden, dtype=dtype, param_dtype=jnp.float32, name="lstm")
+        h = nn.RNN(cell, name="rnn")(x)[:, -1]  # [B, hidden]: the output after the last step
+        if cfg.latent == "film":
+            scale, shift = jnp.split(nn.Dense(2 * cfg.lstm_hidden, dtype=dtype, name="film")(latent), 2, axis=-1)
+            h = h * (1.0 + scale) + shift
+
+        def linear(name: str, size: int) -> Array:
+            return nn.Dense(size, dtype=dtype, name=name)(h).astype(jnp.float32)
+
+        return NetOutput(
+            policy_logits=linear("policy_logits", self.num_actions),
+            value=jnp.tanh(linear("value_out", 1)[:, 0]),
+            value_d=linear("value_d_out", 1)[:, 0],
+            value_d_opponent=linear("value_d_opponent_out", 1)[:, 0] if self.value_d_opponent else None,
+        )
+
+
+def _check_inputs(obs: Array, player: Array, module: nn.Module) -> None:
     """Rejects inputs the network cannot mean anything with, naming what is wrong."""
     if obs.ndim != 4:
         raise ValueError(
@@ -236,7 +284,9 @@ def make_network(config: NetworkConfig, *, num_actions: int, num_players: int,
     for name, value in (("num_actions", num_actions), ("num_players", num_players)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"make_network: {name} must be an int >= 1, got {value!r}")
-    module = _AZNet(config=config, num_actions=num_actions, num_players=num_players, value_d_opponent=value_d_opponent)
+    module_class = _LSTMNet if config.torso == "lstm" else _AZNet
+    module = module_class(config=config, num_actions=num_actions, num_players=num_players,
+                          value_d_opponent=value_d_opponent)
 
     @functools.lru_cache(maxsize=None)
     def init_program(shape):
@@ -271,4 +321,5 @@ def num_params(params: Params) -> int:
     return int(sum(x.size for x in jax.tree_util.tree_leaves(params)))
 
 
-__all__ = ["NetworkConfig", "NetOutput", "Network", "ResidualBlock", "head_norm", "make_network", "num_params", "LATENT_MODES"]
+__all__ = ["NetworkConfig", "NetOutput", "Network", "ResidualBlock", "head_norm", "make_network", "num_params", "LATENT_MODES",
+           "TORSOS"]

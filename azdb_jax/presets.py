@@ -201,6 +201,50 @@ def _gardner_puzzles(**start_positions) -> TrainConfig:
                                start_positions=start)
 
 
+# Zhou & Riis's Nim (docs/nim.md): heaps of odd sizes 1, 3, 5, ... and 50 / 60 / 100
+# simulations a move for 5 / 6 / 7 heaps, in training and evaluation.
+NIM_HEAPS = {5: (1, 3, 5, 7, 9), 6: (1, 3, 5, 7, 9, 11), 7: (1, 3, 5, 7, 9, 11, 13)}
+NIM_SIMULATIONS = {5: 50, 6: 60, 7: 100}
+NIM_L0 = 1.5  # ℓ0 of the Nim teams: the library default, not calibrated on Nim (docs/nim.md)
+
+
+def nim(num_heaps: int, *, num_players: int = 1, network: str = "lstm") -> TrainConfig:
+    """Zhou & Riis's Nim setting on ``num_heaps`` heaps, the library's AlphaZero otherwise.
+
+    The paper's choices: the unary board (``env.nim_encoding="unary"``) read by one LSTM
+    layer of 128 shared by a linear policy head and a tanh value head
+    (``network="lstm"``; ``"resnet"`` is the library's network on the one-hot board);
+    PUCT with c1 = 0.25, c2 = 19652, root noise Dir(0.35) at ε = 0.25, moves sampled ∝ N
+    for the first 3 plies and greedy after; 50 / 60 / 100 simulations. About 100 games'
+    worth of positions an iteration (the paper's 100 episodes). ``num_players > 1`` is a
+    diverse team (λ = 0.9, the PSRO-Nash matchmaker).
+    """
+    if num_heaps not in NIM_HEAPS:
+        raise ValueError(f"Nim presets exist for {sorted(NIM_HEAPS)} heaps, got {num_heaps!r}")
+    if network not in ("lstm", "resnet"):
+        raise ValueError(f"network must be 'lstm' or 'resnet', got {network!r}")
+    heaps, simulations = NIM_HEAPS[num_heaps], NIM_SIMULATIONS[num_heaps]
+    net = (NetworkConfig(torso="lstm", lstm_hidden=128) if network == "lstm"
+           else NetworkConfig(channels=32, num_blocks=2, value_hidden=32))
+    team = (TeamConfig(num_players=1, lam=1.0, matchmaker="selfplay") if num_players == 1
+            else TeamConfig(num_players=num_players, lam=0.9, matchmaker="psro_nash"))
+    return TrainConfig(
+        env=EnvConfig(name="nim", nim_heaps=heaps, nim_encoding="unary" if network == "lstm" else "one_hot"),
+        team=team,
+        diversity=DiversityConfig(l0=NIM_L0),
+        network=net,
+        search=SearchConfig(num_simulations=simulations, pb_c_init=0.25, dirichlet_alpha=0.35,
+                            dirichlet_fraction=0.25, unvisited_q=0.0),
+        # 64 games side by side, 20 plies each an iteration: 1,280 positions, about what
+        # 100 random games of 5-7 heaps (10-16 plies each) hold.
+        selfplay=SelfPlayConfig(num_games=64, num_plies=20, sample_plies=3),
+        replay=ReplayConfig(capacity=20_000),
+        learner=LearnerConfig(optimizer="adamw", learning_rate=1e-3, weight_decay=1e-4),
+        run=RunConfig(num_iterations=200, learner_steps=10, batch_size=256, eval_every=0,
+                      eval_simulations=simulations, checkpoint_every=20, keep_checkpoints=1000),
+    )
+
+
 PRESETS: Dict[str, Callable[[], TrainConfig]] = {
     "demo": demo,
     "demo_chess": demo_chess,
@@ -221,6 +265,14 @@ PRESETS: Dict[str, Callable[[], TrainConfig]] = {
     "gardner_puzzles_intermediate": lambda: _gardner_puzzles(intermediate=True, halfmove_clocks=(0,)),
     "gardner_puzzles_exploration": lambda: _exploration(_gardner_puzzles(intermediate=True, halfmove_clocks=(0,))),
     "gardner_puzzles_halfmove": lambda: _with_clocks(_exploration(_gardner_puzzles(intermediate=True))),
+    "nim5": lambda: nim(5),
+    "nim6": lambda: nim(6),
+    "nim7": lambda: nim(7),
+    "nim5_resnet": lambda: nim(5, network="resnet"),
+    "nim6_resnet": lambda: nim(6, network="resnet"),
+    "nim7_resnet": lambda: nim(7, network="resnet"),
+    "nim6_team": lambda: nim(6, num_players=3),
+    "nim7_team": lambda: nim(7, num_players=3),
 }
 
 

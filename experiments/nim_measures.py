@@ -2,10 +2,12 @@
 
   python experiments/nim_measures.py --workdir=runs/nim
   python experiments/nim_measures.py --workdir=runs/nim --steps=10,20,30 --simulations=32 --games=32
+  python experiments/nim_measures.py --workdir=runs/nim7 --max_positions=10000 --nosearch --nochampion
 
 For every checkpoint and team player: the expert measure (policy top-1 accuracy against
 the nim-sum winning moves, value sign accuracy, both also after search) over every
-position of the run's Nim game; then the champion measure: every (checkpoint, player)
+position of the run's Nim game (or ``--max_positions`` drawn uniformly: Zhou & Riis
+measure 10,000 of the 6- and 7-heap boards); then the champion measure: every (checkpoint, player)
 plays every other one (both colours, ``--seeds`` rounds of ``--games`` games) and
 maximum-likelihood Elo ratings are fitted, anchored at the earliest checkpoint's
 player 0, next to each agent's score against the Nim oracle. The report is
@@ -48,7 +50,8 @@ def main(argv: List[str]) -> None:
     teams = [(step, loading.load_team(workdir, step=step, num_simulations=_SIMULATIONS.value))
              for step in tqdm.tqdm(steps, desc="loading", unit="ckpt")]
     summary, rows = nim_eval.measure_checkpoints(teams, num_games=_GAMES.value, num_seeds=_SEEDS.value,
-                                                 seed=_SEED.value)
+                                                 seed=_SEED.value, max_positions=_MAX_POSITIONS.value or None,
+                                                 search=_SEARCH.value, champion=_CHAMPION.value)
     summary["workdir"] = str(workdir)
     out = _OUT.value or str(workdir / "reports" / "nim_measures")
     json_path, csv_path = reports.write_report(out, summary, rows)
@@ -65,4 +68,10 @@ if __name__ == "__main__":
     _SEEDS = flags.DEFINE_integer("seeds", 2, "Independent rounds of --games games per pair.", lower_bound=1)
     _SEED = common_flags.define_seed("Random seed of the searches and games.")
     _OUT = common_flags.define_out("Report prefix (default: <workdir>/reports/nim_measures).")
+    _MAX_POSITIONS = flags.DEFINE_integer("max_positions", 10_000, "Measure at most this many non-terminal "
+                                          "positions, drawn uniformly with --seed (0: every position).",
+                                          lower_bound=0)
+    _SEARCH = flags.DEFINE_bool("search", True, "Also the expert measure after search.")
+    _CHAMPION = flags.DEFINE_bool("champion", True, "Also the champion measure (round robin of the checkpoints' "
+                                  "players, Elo, score against the oracle).")
     app.run(cli.input_errors_exit(main))

@@ -9,18 +9,28 @@ Zhou & Riis, "Impartial Games: A Challenge for Reinforcement Learning").
 Action encoding: ``action = heap * max_heap + (take - 1)`` for ``take`` in
 ``1..max_heap``, so ``num_actions = num_heaps * max_heap``; taking more counters than a
 heap holds is illegal.
+
+Two board encodings (``Nim(heaps, encoding=...)``):
+
+- ``"one_hot"``: the heap sizes one-hot, a ``[num_heaps, max_heap + 1, 1]`` plane (the default);
+- ``"unary"``: Zhou & Riis's bitstring, each heap's counters in unary (1: a counter still
+  there, 0: one removed), heaps separated by -1, as a ``[L, 1, 1]`` sequence with
+  ``L = sum(heaps) + num_heaps - 1`` (29, 41 and 55 cells for 5, 6 and 7 heaps of odd
+  sizes 1, 3, 5, ...).
 """
 
 from typing import Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pgx.core as core
 from pgx._src.struct import dataclass
 
 Array = jax.Array
 
 DEFAULT_HEAPS = (1, 3, 5, 7, 9)
+ENCODINGS = ("one_hot", "unary")
 
 
 @dataclass
@@ -50,20 +60,46 @@ def _one_hot_heaps(heaps: Array, max_heap: int) -> Array:
     return jax.nn.one_hot(heaps, max_heap + 1, dtype=jnp.float32)
 
 
+def unary_layout(initial_heaps: Sequence[int]):
+    """The unary encoding's cells: ``(heap [L], index [L])`` as numpy int arrays.
+
+    Cell ``c`` shows counter ``index[c]`` of heap ``heap[c]``; a separator has heap -1.
+    """
+    heap, index = [], []
+    for k, size in enumerate(initial_heaps):
+        if k:
+            heap.append(-1)
+            index.append(0)
+        heap.extend([k] * size)
+        index.extend(range(size))
+    return np.asarray(heap, np.int32), np.asarray(index, np.int32)
+
+
+def _unary_heaps(heaps: Array, layout) -> Array:
+    heap, index = layout
+    present = index < heaps[np.maximum(heap, 0)]
+    return jnp.where(heap < 0, -1.0, present.astype(jnp.float32))
+
+
 class Nim(core.Env):
     """Nim with configurable heaps, e.g. ``Nim((1, 3, 5, 7, 9))``.
 
     The observation is the one-hot heap sizes as a ``[num_heaps, max_heap + 1, 1]``
-    plane (Nim is impartial: the position does not depend on who is to move).
+    plane, or with ``encoding="unary"`` the paper's ``[L, 1, 1]`` bitstring (module
+    docstring). Nim is impartial: the view does not depend on who is to move.
     """
 
-    def __init__(self, heaps: Sequence[int] = DEFAULT_HEAPS):
+    def __init__(self, heaps: Sequence[int] = DEFAULT_HEAPS, encoding: str = "one_hot"):
         super().__init__()
         heaps = tuple(heaps)
         if not heaps or any((not isinstance(h, int)) or h < 1 for h in heaps):
             raise ValueError(f"Nim heaps must be a non-empty sequence of positive ints, got {heaps!r}")
+        if encoding not in ENCODINGS:
+            raise ValueError(f"Nim encoding must be one of {ENCODINGS}, got {encoding!r}")
         self.initial_heaps = heaps
         self.max_heap = max(heaps)
+        self.encoding = encoding
+        self._layout = unary_layout(heaps)
 
     def _init(self, key: Array) -> State:
         return self.state_from_heaps(jnp.int32(self.initial_heaps), jax.random.bernoulli(key).astype(jnp.int32))
@@ -99,6 +135,8 @@ class Nim(core.Env):
     def _observe(self, state: core.State, player_id: Array) -> Array:
         del player_id  # impartial game: same view for both players
         assert isinstance(state, State)
+        if self.encoding == "unary":
+            return _unary_heaps(state.heaps, self._layout)[:, None, None]
         return _one_hot_heaps(state.heaps, self.max_heap)[..., None]
 
     @property

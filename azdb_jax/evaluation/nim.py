@@ -9,7 +9,9 @@ kinds of strength, and SPEC §2 ("Nim") asks for both:
   nim-sum) where the argmax of the network prior over legal moves is a winning move
   (one leaving a zero nim-sum); the *value sign accuracy* is the share of positions
   where ``sign(v)`` is the oracle's value (+1 won, −1 lost for the side to move; a
-  value of exactly 0 counts as wrong). Optionally the same after search: the
+  value of exactly 0 counts as wrong). About 90 % of Nim's positions are won, so a
+  constant "won" value scores 0.9 there: the balanced accuracy (the mean over won and
+  lost positions, 0.5 for any constant) is reported beside it. Optionally the same after search: the
   most-visited move and the sign of the root value ``V = max_a Q(s, a)``. The random
   baseline of the top-1 accuracy is the mean of ``#winning / #legal`` over won positions.
 - **Champion measure** — does the agent *win*? Every (checkpoint, player) agent plays
@@ -23,6 +25,7 @@ player). The oracle is ``azdb_jax.envs.nim`` (Bouton's nim-sum rule). Host drive
 batched network call, search and match is one jitted program.
 """
 
+import dataclasses
 import functools
 import itertools
 import time
@@ -56,6 +59,26 @@ def nim_positions(initial_heaps: Sequence[int], *, include_terminal: bool = Fals
     return heaps if include_terminal else heaps[heaps.sum(axis=1) > 0]
 
 
+def sample_positions(initial_heaps: Sequence[int], count: int, *, seed: int = 0) -> np.ndarray:
+    """``count`` distinct non-terminal positions drawn uniformly from the reachable box, ``[P, K]``.
+
+    Every non-terminal position when there are no more than ``count`` of them (5 heaps of
+    odd sizes have 3,839; 6 and 7 heaps 46,079 and 645,119: Zhou & Riis measure 10,000 of
+    those). Sorted in the box's order; the same ``seed`` draws the same positions.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be an int >= 1, got {count!r}")
+    sizes = np.asarray(initial_heaps, np.int64) + 1
+    total = int(np.prod(sizes))  # the box, the empty board (index 0) included
+    if total - 1 <= count:
+        return nim_positions(initial_heaps)
+    index = np.sort(np.random.default_rng(seed).choice(np.arange(1, total), size=count, replace=False))
+    digits = np.zeros((count, len(sizes)), np.int64)
+    for k in range(len(sizes) - 1, -1, -1):  # mixed radix, the last heap fastest (itertools.product's order)
+        index, digits[:, k] = np.divmod(index, sizes[k])
+    return digits.astype(np.int32)
+
+
 class Oracle(NamedTuple):
     """The oracle's answers on a set of positions."""
 
@@ -85,6 +108,14 @@ def top1_hits(logits: Array, legal: Array, winning: Array) -> Array:
     return jnp.take_along_axis(winning, best[:, None], axis=-1)[:, 0]
 
 
+def topk_hits(logits: Array, legal: Array, winning: Array, k: int) -> Array:
+    """Whether any of the ``k`` best legal actions of each row of ``logits`` [P, A] wins, [P] bool
+    (fewer when a position has fewer legal moves)."""
+    _, best = jax.lax.top_k(jnp.where(legal, logits, -jnp.inf), k)
+    chosen = jnp.take_along_axis(legal, best, axis=-1)  # an illegal pick (too few legal moves) never counts
+    return jnp.any(jnp.take_along_axis(winning, best, axis=-1) & chosen, axis=-1)
+
+
 def move_hits(actions: Array, winning: Array) -> Array:
     """Whether each chosen action [P] is a winning move, [P] bool."""
     return jnp.take_along_axis(winning, actions[:, None].astype(jnp.int32), axis=-1)[:, 0]
@@ -102,6 +133,10 @@ def _accuracies(hits_move: np.ndarray, hits_sign: np.ndarray, truth: np.ndarray,
         f"{prefix}value_sign_accuracy": float(hits_sign.mean()),
         f"{prefix}value_sign_accuracy_won": float(hits_sign[won].mean()) if won.any() else float("nan"),
         f"{prefix}value_sign_accuracy_lost": float(hits_sign[~won].mean()) if (~won).any() else float("nan"),
+        # The mean of the two: a constant value ("every position is won") scores 0.5 here,
+        # however lopsided the positions are (about 90 % of them are won).
+        f"{prefix}value_sign_balanced_accuracy": (float((hits_sign[won].mean() + hits_sign[~won].mean()) / 2)
+                                                 if won.any() and (~won).any() else float("nan")),
     }
 
 
@@ -123,8 +158,9 @@ def expert_measure(
     rng_key: Optional[Array] = None,
     lam: float = 1.0,
     batch_size: int = 1024,
+    positions: Optional[np.ndarray] = None,
 ) -> Dict[str, Any]:
-    """The expert measure of every team player over every non-terminal position.
+    """The expert measure of every team player over every non-terminal position (or ``positions``).
 
     Args:
       env: the Nim env the team was trained on (its initial heaps fix the positions).
@@ -135,17 +171,25 @@ def expert_measure(
       rng_key: consumed by the searches (tie breaks); default ``PRNGKey(0)``.
       lam: λ of the searches (1: the game's outcome only).
       batch_size: positions per network call / search; the last batch is padded.
+      positions: ``[P, K]`` non-terminal heaps to measure (e.g. ``sample_positions``);
+        default every non-terminal position.
 
     Returns:
       ``{"positions", "won_positions", "random_baseline", "players": [per player dict]}``
-      where each player dict holds ``player``, ``top1_accuracy``, ``value_sign_accuracy``
-      (also ``_won``/``_lost``) and, with search, the same keys prefixed ``search_``.
+      where each player dict holds ``player``, ``top1_accuracy``, ``top3_accuracy`` (any of
+      the prior's 3 best legal moves wins), ``value_sign_accuracy``
+      (also ``_won``/``_lost``/``balanced``) and, with search, the same keys prefixed
+      ``search_``; ``"team"`` holds the max over latents: ``top1_accuracy_any`` (a won
+      position counts when any player's top-1 move wins; ``search_top1_accuracy_any``
+      with search).
     """
     if not isinstance(num_players, int) or num_players < 1:
         raise ValueError(f"num_players must be an int >= 1, got {num_players!r}")
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
-    oracle = oracle_tables(env)
+    oracle = oracle_tables(env, positions)
+    if (oracle.heaps.sum(axis=1) == 0).any():
+        raise ValueError("positions must be non-terminal (the empty board has no move to measure)")
     num_positions = len(oracle.heaps)
     size = min(batch_size, num_positions)
     net = _network_fn(env, apply_fn)
@@ -158,10 +202,18 @@ def expert_measure(
             logits[j, start:stop] = np.asarray(out_logits)[: stop - start]
             values[j, start:stop] = np.asarray(out_value)[: stop - start]
     players = []
+    won = oracle.value > 0
+    any_hits = np.zeros(num_positions, bool)
     for j in range(num_players):
         hits = np.asarray(top1_hits(logits[j], oracle.legal, oracle.winning))
         signs = np.asarray(sign_hits(values[j], oracle.value))
         players.append({"player": j, **_accuracies(hits, signs, oracle.value, "")})
+        # A team of 3 offers 3 moves: one player's 3 most probable moves are the fair baseline.
+        top3 = np.asarray(topk_hits(logits[j], oracle.legal, oracle.winning, min(3, oracle.legal.shape[-1])))
+        players[j]["top3_accuracy"] = float(top3[won].mean()) if won.any() else float("nan")
+        any_hits |= hits
+    # Max over latents (SPEC §2): a won position counts when any player's top-1 move wins.
+    team = {"top1_accuracy_any": float(any_hits[won].mean()) if won.any() else float("nan")}
 
     if search_config is not None:
         key = jax.random.PRNGKey(0) if rng_key is None else rng_key
@@ -172,16 +224,18 @@ def expert_measure(
             heaps = _pad(oracle.heaps[start:stop], size)
             a, v = team_fn(params, jax.random.fold_in(key, index), heaps)
             actions[start:stop], root_values[start:stop] = np.asarray(a)[: stop - start], np.asarray(v)[: stop - start]
+        any_hits = np.zeros(num_positions, bool)
         for j in range(num_players):
             hits = np.asarray(move_hits(actions[:, j], oracle.winning))
             signs = np.asarray(sign_hits(root_values[:, j], oracle.value))
             players[j].update(_accuracies(hits, signs, oracle.value, "search_"))
             players[j]["search_simulations"] = search_config.num_simulations
+            any_hits |= hits
+        team["search_top1_accuracy_any"] = float(any_hits[won].mean()) if won.any() else float("nan")
 
-    won = oracle.value > 0
     baseline = (oracle.winning.sum(-1) / oracle.legal.sum(-1))[won].mean() if won.any() else float("nan")
     return {"positions": num_positions, "won_positions": int(won.sum()), "random_baseline": float(baseline),
-            "heaps": list(env.initial_heaps), "players": players}
+            "heaps": list(env.initial_heaps), "players": players, "team": team}
 
 
 # Compiled programs are cached per (env, network, settings): the checkpoints of a run share them.
@@ -212,6 +266,139 @@ def _search_fn(env, apply_fn, config, num_players, lam):
         return out.most_visited_action, out.stats.value
 
     return jax.jit(answers)
+
+
+# ------------------------------------------------------------------ position studies
+
+
+def move_name(action: int, max_heap: int) -> str:
+    """Zhou & Riis's name of a move: the heap's letter and the counters taken ("e9": 9 from heap e)."""
+    heap, take = divmod(int(action), max_heap)
+    return f"{chr(ord('a') + heap)}{take + 1}"
+
+
+def position_study(team: Team, heaps: Sequence[int], *, player: int = 0,
+                   simulations: Sequence[int] = tuple(2 ** k for k in range(11)),
+                   rng_key: Optional[Array] = None) -> Dict[str, Any]:
+    """What the network and the search say about one position (the paper's Fig. 11-15).
+
+    For every legal move: whether it wins (leaves a zero nim-sum), the network's prior,
+    and the value of the move for the side to move as the network sees it (minus the
+    value of the position it leaves; +1 when it takes the last counter). Then for each
+    budget in ``simulations``: the search's visit share of every move, its most-visited
+    move and the root value ``V = max_a Q``. Searches score by the game only (λ = 1),
+    without root noise, as the expert measure does.
+
+    Returns:
+      A dict: ``heaps``, ``player``, ``value`` (the oracle's), ``network_value``,
+      ``winning_moves``; ``moves``, one dict per legal move (``move``, ``action``,
+      ``winning``, ``prior``, ``move_value``) ordered by prior, highest first; ``searches``,
+      one dict per budget (``simulations``, ``move``, ``winning``, ``root_value`` and
+      ``visits``, each move's share of the visits).
+    """
+    env = team.env
+    if not isinstance(env, nim_lib.Nim):
+        raise ValueError(f"position studies need a Nim agent, got env '{env.id}'")
+    heaps = np.asarray(heaps, np.int32)
+    if heaps.shape != (len(env.initial_heaps),) or (heaps < 0).any() or \
+            (heaps > np.asarray(env.initial_heaps)).any() or heaps.sum() == 0:
+        raise ValueError(f"heaps {heaps.tolist()} is not a non-terminal position of Nim {list(env.initial_heaps)}")
+    if not 0 <= player < team.num_players:
+        raise ValueError(f"player must be in [0, {team.num_players}), got {player}")
+    if not simulations or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in simulations):
+        raise ValueError(f"simulations must be positive ints, got {simulations!r}")
+    oracle = oracle_tables(env, heaps[None])
+    legal, winning = oracle.legal[0], oracle.winning[0]
+    actions = np.flatnonzero(legal)
+    # The position and every position a legal move leaves, through the network at once.
+    children = np.repeat(heaps[None], len(actions), axis=0)
+    for row, action in enumerate(actions):
+        children[row, action // env.max_heap] -= action % env.max_heap + 1
+    net = _network_fn(env, team.apply_fn)
+    logits, value = (np.asarray(x) for x in net(team.params, jnp.asarray(np.concatenate([heaps[None], children])),
+                                                jnp.int32(player)))
+    prior = np.asarray(jax.nn.softmax(jnp.where(legal, logits[0], -jnp.inf)))
+    move_values = np.where(children.sum(axis=1) == 0, 1.0, -value[1:])
+    moves = [{"move": move_name(a, env.max_heap), "action": int(a), "winning": bool(winning[a]),
+              "prior": float(prior[a]), "move_value": float(v)} for a, v in zip(actions, move_values)]
+    moves.sort(key=lambda m: -m["prior"])
+    key = jax.random.PRNGKey(0) if rng_key is None else rng_key
+    searches = []
+    for n in simulations:
+        fn = _study_search_fn(env, team.apply_fn, dataclasses.replace(team.search_config, num_simulations=int(n)),
+                              team.num_players)
+        visits, root_value, action = (np.asarray(x) for x in fn(team.params, jax.random.fold_in(key, n),
+                                                                 jnp.asarray(heaps[None]), jnp.int32(player)))
+        shares = visits[0] / max(visits[0].sum(), 1)
+        searches.append({"simulations": int(n), "move": move_name(action[0], env.max_heap),
+                         "winning": bool(winning[action[0]]), "root_value": float(root_value[0]),
+                         "visits": {move_name(a, env.max_heap): float(shares[a]) for a in actions}})
+    return {"heaps": heaps.tolist(), "player": player, "value": int(oracle.value[0]),
+            "network_value": float(value[0]), "winning_moves": [move_name(a, env.max_heap)
+                                                               for a in np.flatnonzero(winning)],
+            "moves": moves, "searches": searches}
+
+
+@functools.lru_cache(maxsize=64)
+def _study_search_fn(env, apply_fn, config, num_players):
+    """Jitted ``(params, rng_key, heaps [P, K], player) -> (visits [P, A], V [P], most-visited [P])``."""
+    team = Team(env=env, apply_fn=apply_fn, params=None, num_players=num_players, search_config=config)
+
+    def answers(params, rng_key, heaps, player):
+        out = team.search(params, rng_key, jax.vmap(env.state_from_heaps)(heaps), players=player[None])
+        return out.stats.visits[:, 0], out.stats.value[:, 0], out.most_visited_action[:, 0]
+
+    return jax.jit(answers)
+
+
+def misleading_positions(team: Team, positions: np.ndarray, *, player: int = 0, count: int = 1) -> np.ndarray:
+    """The won positions of ``positions`` where the prior is most sure of a losing move, ``[count, K]``.
+
+    A won position whose top-1 prior move loses, ranked by that move's prior (the paper's
+    Fig. 12 and 14: a prior of 97 % on a losing move keeps the search from the winning
+    one); fewer rows when fewer positions mislead.
+    """
+    oracle = oracle_tables(team.env, positions)
+    net = _network_fn(team.env, team.apply_fn)
+    logits = np.concatenate([np.asarray(net(team.params, jnp.asarray(chunk), jnp.int32(player))[0])
+                             for chunk in np.array_split(oracle.heaps, max(1, len(oracle.heaps) // 1024))])
+    prior = np.asarray(jax.nn.softmax(jnp.where(oracle.legal, logits, -jnp.inf), axis=-1))
+    best = prior.argmax(axis=-1)
+    misleads = (oracle.value > 0) & ~oracle.winning[np.arange(len(best)), best]
+    ranked = np.flatnonzero(misleads)[np.argsort(-prior[np.flatnonzero(misleads), best[misleads]], kind="stable")]
+    return oracle.heaps[ranked[:count]]
+
+
+def position_report(team: Team, positions: Sequence[Sequence[int]] = (), *, misleading: int = 1,
+                    pool: int = 10_000, seed: int = 0, player: int = 0,
+                    simulations: Sequence[int] = tuple(2 ** k for k in range(11))) -> Dict[str, Any]:
+    """``position_study`` of the initial position, ``positions`` and the ``misleading`` most
+    misleading won positions among ``pool`` drawn with ``seed`` (``misleading_positions``).
+
+    Returns ``{"step", "player", "heaps", "studies": [...]}`` (``experiments/nim_positions.py``).
+    """
+    env = team.env
+    chosen = [list(env.initial_heaps)] + [list(p) for p in positions]
+    if misleading:
+        drawn = sample_positions(env.initial_heaps, pool, seed=seed)
+        chosen += misleading_positions(team, drawn, player=player, count=misleading).tolist()
+    studies = [position_study(team, heaps, player=player, simulations=simulations) for heaps in chosen]
+    return {"step": team.step, "player": player, "heaps": list(env.initial_heaps), "studies": studies}
+
+
+def format_study(study: Dict[str, Any], *, top: int = 6) -> str:
+    """Two small tables of a ``position_study``: the top moves by prior, then the searches."""
+    lines = [f"heaps {study['heaps']} (player {study['player']}): oracle value {study['value']:+d}, network value "
+             f"{study['network_value']:+.3f}, winning moves {', '.join(study['winning_moves']) or 'none'}",
+             f"{'move':>6} {'wins':>5} {'prior':>7} {'move value':>10}"]
+    for m in study["moves"][:top]:
+        lines.append(f"{m['move']:>6} {'yes' if m['winning'] else 'no':>5} {m['prior']:7.3f} {m['move_value']:+10.3f}")
+    lines.append(f"{'sims':>6} {'move':>5} {'wins':>5} {'V':>7}  top visit shares")
+    for sr in study["searches"]:
+        shares = sorted(sr["visits"].items(), key=lambda kv: -kv[1])[:3]
+        lines.append(f"{sr['simulations']:>6} {sr['move']:>5} {'yes' if sr['winning'] else 'no':>5} "
+                     f"{sr['root_value']:+7.3f}  " + ", ".join(f"{k} {v:.2f}" for k, v in shares))
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------ champion measure
@@ -327,7 +514,8 @@ def champion_measure(
 
 
 def measure_checkpoints(teams: Sequence[Tuple[int, Team]], *, num_games: int = 16, num_seeds: int = 2,
-                        seed: int = 0, prior_draws: float = 0.5,
+                        seed: int = 0, prior_draws: float = 0.5, max_positions: Optional[int] = None,
+                        search: bool = True, champion: bool = True,
                         progress: bool = True) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
     """Both measures for checkpoints ``teams`` ([(step, team)], earliest first): ``(summary, rows)``.
 
@@ -335,6 +523,13 @@ def measure_checkpoints(teams: Sequence[Tuple[int, Team]], *, num_games: int = 1
     rows (one per checkpoint and player) hold the expert measure and the champion
     measure side by side; write both with ``reports.write_report``
     (``experiments/nim_measures.py``).
+
+    Args:
+      max_positions: measure at most this many non-terminal positions, drawn once with
+        ``seed`` (``sample_positions``) and shared by every checkpoint; None: all of them.
+      search: also the expert measure after search (each team's ``search_config``).
+      champion: also the champion measure (round robin, Elo, score against the oracle);
+        without it the rows hold the expert measure only.
     """
     if not teams:
         raise ValueError("no checkpoints to measure")
@@ -348,6 +543,11 @@ def measure_checkpoints(teams: Sequence[Tuple[int, Team]], *, num_games: int = 1
         if team.num_players != first.num_players:
             raise ValueError(f"checkpoint {step} has {team.num_players} players, checkpoint {steps[0]} "
                              f"{first.num_players}")
+    if champion and len(teams) * first.num_players < 2:
+        raise ValueError("the champion measure needs at least two agents: measure two checkpoints or more, "
+                         "or pass champion=False")
+    positions = (None if max_positions is None
+                 else sample_positions(first.env.initial_heaps, max_positions, seed=seed))
     # The measures compare moves and values with Nim's game-theoretic oracle, so every
     # search scores positions by the game's outcome only (λ = 1): a value mixed with v_d
     # has no sign to compare with the oracle's.
@@ -356,30 +556,40 @@ def measure_checkpoints(teams: Sequence[Tuple[int, Team]], *, num_games: int = 1
     started = time.perf_counter()
     for index, (step, team) in enumerate(tqdm.tqdm(teams, desc="expert measure", unit="ckpt", disable=not progress)):
         result = expert_measure(team.env, team.apply_fn, team.params, num_players=team.num_players,
-                                search_config=team.search_config, lam=1.0, rng_key=jax.random.fold_in(key, index))
+                                search_config=team.search_config if search else None, lam=1.0,
+                                rng_key=jax.random.fold_in(key, index), positions=positions)
         for player in result["players"]:
-            expert[(step, player["player"])] = player
+            expert[(step, player["player"])] = {**player, **{f"team_{k}": v for k, v in result["team"].items()}}
     expert_seconds = time.perf_counter() - started
-    agents = checkpoint_agents(first.env, first.apply_fn, first.search_config,
-                               [(step, team.params) for step, team in teams], first.num_players, lam=1.0)
-    champion = champion_measure(first.env, agents, jax.random.fold_in(key, len(teams)), num_games=num_games,
-                                num_seeds=num_seeds, prior_draws=prior_draws, progress=progress)
     rows = []
-    for agent_row in champion["agents"]:
-        row = {"step": agent_row["step"], "player": agent_row["player"], "name": agent_row["name"]}
-        row.update({k: v for k, v in expert[(agent_row["step"], agent_row["player"])].items() if k != "player"})
-        row.update({k: v for k, v in agent_row.items() if k not in ("step", "player", "name")})
-        rows.append(row)
+    champion_summary = None
+    if champion:
+        agents = checkpoint_agents(first.env, first.apply_fn, first.search_config,
+                                   [(step, team.params) for step, team in teams], first.num_players, lam=1.0)
+        outcome = champion_measure(first.env, agents, jax.random.fold_in(key, len(teams)), num_games=num_games,
+                                   num_seeds=num_seeds, prior_draws=prior_draws, progress=progress)
+        champion_summary = {k: v for k, v in outcome.items() if k != "agents"}
+        for agent_row in outcome["agents"]:
+            row = {"step": agent_row["step"], "player": agent_row["player"], "name": agent_row["name"]}
+            row.update({k: v for k, v in expert[(agent_row["step"], agent_row["player"])].items() if k != "player"})
+            row.update({k: v for k, v in agent_row.items() if k not in ("step", "player", "name")})
+            rows.append(row)
+    else:
+        for (step, player), measures in expert.items():
+            rows.append({"step": step, "player": player, "name": f"step{step}/p{player}",
+                         **{k: v for k, v in measures.items() if k != "player"}})
     summary = {
         "heaps": list(first.env.initial_heaps),
+        "encoding": first.env.encoding,
         "num_players": first.num_players,
         "steps": steps,
         "simulations": first.search_config.num_simulations,
         "search": "extrinsic_only",  # against the oracle: see the comment above
         "random_baseline": result["random_baseline"],
         "positions": result["positions"],
+        "positions_sampled": result["positions"] < int(np.prod(np.asarray(first.env.initial_heaps) + 1)) - 1,
         "won_positions": result["won_positions"],
-        "champion": {k: v for k, v in champion.items() if k != "agents"},
+        "champion": champion_summary,
         "seconds": {"expert": round(expert_seconds, 1), "total": round(time.perf_counter() - started, 1)},
     }
     return summary, rows
@@ -388,7 +598,8 @@ def measure_checkpoints(teams: Sequence[Tuple[int, Team]], *, num_games: int = 1
 def format_measures(rows: Sequence[Dict[str, Any]]) -> str:
     """A fixed-width table of ``measure_checkpoints``' headline numbers, one line per (checkpoint, player)."""
     columns = (("step", "step", "{}"), ("player", "player", "{}"), ("top1", "top1_accuracy", "{:.3f}"),
-               ("value sign", "value_sign_accuracy", "{:.3f}"), ("search top1", "search_top1_accuracy", "{:.3f}"),
+               ("value sign", "value_sign_accuracy", "{:.3f}"),
+               ("balanced", "value_sign_balanced_accuracy", "{:.3f}"), ("search top1", "search_top1_accuracy", "{:.3f}"),
                ("Elo", "elo", "{:+.0f}"), ("± SE", "elo_stderr", "{:.0f}"), ("vs oracle", "score_vs_oracle", "{:.3f}"))
     lines = ["  ".join(f"{title:>11}" for title, _, _ in columns)]
     for row in rows:
@@ -398,6 +609,7 @@ def format_measures(rows: Sequence[Dict[str, Any]]) -> str:
 
 
 __all__ = [
-    "nim_positions", "Oracle", "oracle_tables", "top1_hits", "move_hits", "sign_hits", "expert_measure", "Agent",
+    "nim_positions", "sample_positions", "Oracle", "topk_hits", "move_name", "position_study", "misleading_positions",
+    "position_report", "format_study", "oracle_tables", "top1_hits", "move_hits", "sign_hits", "expert_measure", "Agent",
     "checkpoint_agents", "champion_measure", "measure_checkpoints", "format_measures",
 ]

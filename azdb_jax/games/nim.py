@@ -1,8 +1,9 @@
 """Nim (``azdb_jax.envs.nim``), its exact oracle as a player, and its record.
 
-φ (SPEC §1.2) is K x (max_heap + 1): the one-hot heap sizes (the observation without its
-channel; Nim is impartial, so there is no orientation). The env takes its heaps from
-``env.nim_heaps``.
+φ (SPEC §1.2) is the observation flattened: K x (max_heap + 1) one-hot heap sizes, or
+with ``env.nim_encoding="unary"`` the paper's bitstring (Nim is impartial, so there is no
+orientation). The env takes its heaps from ``env.nim_heaps`` and its board encoding from
+``env.nim_encoding``.
 """
 
 from typing import Any, Dict
@@ -19,7 +20,7 @@ Array = jax.Array
 
 
 def features(state: pgx.core.State) -> Array:
-    """φ for Nim: the one-hot heap sizes, flattened (the observation without its channel)."""
+    """φ for Nim: the observation flattened (one-hot heap sizes, or the unary bitstring)."""
     return state.observation.reshape(-1)
 
 
@@ -46,8 +47,10 @@ def opponents(env: pgx.core.Env) -> Dict[str, policies.Policy]:
 
 
 def env_options(env_config: Any) -> Dict[str, Any]:
-    """``env.nim_heaps``: the heaps of the initial position."""
-    return {"heaps": env_config.nim_heaps}
+    """``env.nim_heaps``: the heaps of the initial position; ``env.nim_encoding``: the board's."""
+    if env_config.nim_encoding not in nim_env.ENCODINGS:
+        raise ValueError(f"env.nim_encoding must be one of {nim_env.ENCODINGS}, got {env_config.nim_encoding!r}")
+    return {"heaps": env_config.nim_heaps, "encoding": env_config.nim_encoding}
 
 
 def max_plies(env: pgx.core.Env) -> int:
@@ -62,5 +65,5 @@ GAME = Game(
     max_plies=max_plies,
     opponents=opponents,
     env_options=env_options,
-    config_fields=("nim_heaps",),
+    config_fields=("nim_heaps", "nim_encoding"),
 )

@@ -70,11 +70,15 @@ def verdict(lo: float, hi: float, kind: str, margin: float = 0.0) -> str:
 
 def _row(claim: str, paper: str, measure: str, units: str, per_seed: Sequence[float], kind: str,
          margin: float = 0.0, **extra) -> Dict[str, Any]:
+    """One claim decided from its per-seed values: labels, ``interval`` and ``verdict``."""
     out = {"claim": claim, "paper": paper, "measure": measure, "units": units, "kind": kind, "margin": margin,
            "per_seed": [float(v) for v in per_seed], **interval(per_seed)}
     out["verdict"] = verdict(out["lo"], out["hi"], kind, margin)
     out.update(extra)
     return out
+
+
+claim_row = _row  # for the claims of other studies (azdb_jax.figures.nim)
 
 
 def _by_seed(runs: Sequence[Mapping[str, Any]], key: str) -> Dict[int, float]:
@@ -204,5 +208,5 @@ def markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ELO_MARGIN", "GROUPS", "RATE_MARGIN", "decide", "interval", "markdown", "t_quantile",
+__all__ = ["ELO_MARGIN", "GROUPS", "RATE_MARGIN", "claim_row", "decide", "interval", "markdown", "t_quantile",
            "verdict"]
