@@ -2,6 +2,7 @@
 
   python experiments/nim_study.py --out=results/nim --settings=nim5,nim6,nim7 --seeds=0,1,2 --iterations=60
   python experiments/nim_study.py --out=results/nim --settings=nim6,nim6_team --seeds=3,4,5 --iterations=60
+  python experiments/nim_study.py --out=results/nim --notrain --nostudy --claims_step=30   # claims at iteration 30
 
 Each setting (a preset of ``azdb_jax.presets``: ``nim5``-``nim7`` are the paper's LSTM on
 the unary board, ``*_resnet`` the library's network, ``*_team`` a diverse team of 3)
@@ -100,7 +101,7 @@ def main(argv: List[str]) -> None:
                            "this_call_seconds": None if seconds is None else round(seconds, 1)}
         print(f"{setting}: {len(runs)} member(s), {len(iterations)} iterations in {sum(iterations) / 60:.1f} min "
               f"({sum(iterations) / max(len(iterations), 1):.1f} s an iteration for all members)")
-    rows = nim_claims.claims(figures_nim.load_runs(out))
+    rows = nim_claims.claims(figures_nim.load_runs(out), step=_CLAIMS_STEP.value or None)
     print(nim_claims.format_claims(rows))
     (out / "nim_study.json").write_text(json.dumps({"timing": timing, "claims": rows}, indent=1))
 
@@ -122,6 +123,8 @@ if __name__ == "__main__":
     _GAMES = common_flags.define_games("Games per pair of checkpoints and round (champion measure).", default=16,
                                        lower_bound=2)
     _MATCH_SEEDS = flags.DEFINE_integer("match_seeds", 2, "Rounds of --games games per pair.", lower_bound=1)
+    _CLAIMS_STEP = flags.DEFINE_integer("claims_step", 0, "Decide the claims at this checkpoint of every setting "
+                                        "(0: each setting's last one every seed measured).", lower_bound=0)
     _STUDY = flags.DEFINE_bool("study", True, "Position studies of the first seed's last checkpoint.")
     _MAX_LOG2 = flags.DEFINE_integer("max_log2_simulations", 10, "Position studies search 1, 2, ..., 2^k "
                                      "simulations.", lower_bound=0, upper_bound=20)

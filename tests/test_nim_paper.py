@@ -315,6 +315,10 @@ def test_claims_of_a_results_folder_by_hand(tmp_path):
     assert "agrees" in nim_claims.format_claims(list(rows.values()))
     with pytest.raises(FileNotFoundError, match="no Nim measures"):
         nim_figures.load_runs(tmp_path / "nim5" / "seed_0" / "reports")
+    early = {row["claim"]: row for row in nim_claims.claims(runs, step=10)}
+    assert early["nim5: policy top-1 above the random policy's"]["per_seed"] == pytest.approx([0.4, 0.4, 0.4])
+    with pytest.raises(ValueError, match="checkpoint 15 was not measured"):
+        nim_claims.claims(runs, step=15)
     with pytest.raises(ValueError, match="no runs of setting"):
         nim_figures.curves(runs, "nim6", "elo")
 

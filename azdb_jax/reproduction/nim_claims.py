@@ -20,6 +20,8 @@ def _at(curve: Dict[str, Any], step: Optional[int]) -> np.ndarray:
     """The per-seed values at ``step`` (default: the last step every seed measured)."""
     if not curve["steps"]:
         raise ValueError("the seeds share no measured checkpoint")
+    if step is not None and step not in curve["steps"]:
+        raise ValueError(f"checkpoint {step} was not measured on every seed (measured: {curve['steps']})")
     index = len(curve["steps"]) - 1 if step is None else curve["steps"].index(step)
     return curve["values"][:, index]
 
