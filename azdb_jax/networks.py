@@ -321,5 +321,5 @@ def num_params(params: Params) -> int:
     return int(sum(x.size for x in jax.tree_util.tree_leaves(params)))
 
 
-__all__ = ["NetworkConfig", "NetOutput", "Network", "ResidualBlock", "head_norm", "make_network", "num_params", "LATENT_MODES",
-           "TORSOS"]
+__all__ = ["NetworkConfig", "NetOutput", "Network", "ResidualBlock", "head_norm", "make_network", "num_params",
+           "LATENT_MODES", "TORSOS"]

@@ -599,7 +599,8 @@ def format_measures(rows: Sequence[Dict[str, Any]]) -> str:
     """A fixed-width table of ``measure_checkpoints``' headline numbers, one line per (checkpoint, player)."""
     columns = (("step", "step", "{}"), ("player", "player", "{}"), ("top1", "top1_accuracy", "{:.3f}"),
                ("value sign", "value_sign_accuracy", "{:.3f}"),
-               ("balanced", "value_sign_balanced_accuracy", "{:.3f}"), ("search top1", "search_top1_accuracy", "{:.3f}"),
+               ("balanced", "value_sign_balanced_accuracy", "{:.3f}"),
+               ("search top1", "search_top1_accuracy", "{:.3f}"),
                ("Elo", "elo", "{:+.0f}"), ("± SE", "elo_stderr", "{:.0f}"), ("vs oracle", "score_vs_oracle", "{:.3f}"))
     lines = ["  ".join(f"{title:>11}" for title, _, _ in columns)]
     for row in rows:
@@ -608,8 +609,7 @@ def format_measures(rows: Sequence[Dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = [
-    "nim_positions", "sample_positions", "Oracle", "topk_hits", "move_name", "position_study", "misleading_positions",
-    "position_report", "format_study", "oracle_tables", "top1_hits", "move_hits", "sign_hits", "expert_measure", "Agent",
-    "checkpoint_agents", "champion_measure", "measure_checkpoints", "format_measures",
-]
+__all__ = ["nim_positions", "sample_positions", "Oracle", "topk_hits", "move_name", "position_study",
+           "misleading_positions", "position_report", "format_study", "oracle_tables", "top1_hits", "move_hits",
+           "sign_hits", "expert_measure", "Agent", "checkpoint_agents", "champion_measure", "measure_checkpoints",
+           "format_measures"]

@@ -45,17 +45,20 @@ def claims(runs: Sequence[Dict[str, Any]], *, step: Optional[int] = None) -> Lis
     differences is valid). Team settings (``num_players > 1``): the max-over-latents top-1
     accuracy against player 0's, against the single-player setting of the same heaps and
     network, and against that setting's top-3 accuracy (a team of 3 offers 3 moves: any 3
-    distinct moves find more than one, so this is the comparison that credits diversity). Each row holds the per-seed values, the mean, its
-    95 % t interval and the verdict (``agrees`` when the interval is above 0).
+    distinct moves find more than one, so this is the comparison that credits diversity).
+    Each row holds the per-seed values, the mean, its 95 % t interval and the verdict
+    (``agrees`` when the interval is above 0).
     """
     rows = []
     single = [s for s in figures_nim.settings(runs) if next(r for r in runs if r["setting"] == s)["num_players"] == 1]
     for setting in single:
         top1, value = _margin(runs, setting, step)
-        rows.append(claims_lib.claim_row(f"{setting}: policy top-1 above the random policy's", "yes for 5 heaps, "
-                                    "≈ random for 7", "top-1 accuracy − random baseline", "share", top1, "gain"))
-        rows.append(claims_lib.claim_row(f"{setting}: value sign better than chance", "≈ 90 % (5 heaps), > 60 % (6), "
-                                    "≈ 50 % (7)", "balanced sign accuracy − 0.5", "share", value, "gain"))
+        rows.append(claims_lib.claim_row(f"{setting}: policy top-1 above the random policy's",
+                                         "yes for 5 heaps, ≈ random for 7", "top-1 accuracy − random baseline",
+                                         "share", top1, "gain"))
+        rows.append(claims_lib.claim_row(f"{setting}: value sign better than chance",
+                                         "≈ 90 % (5 heaps), > 60 % (6), ≈ 50 % (7)",
+                                         "balanced sign accuracy − 0.5", "share", value, "gain"))
     by_heaps: Dict[str, Dict[int, str]] = {}
     for setting in single:
         run = next(r for r in runs if r["setting"] == setting)
@@ -76,16 +79,16 @@ def claims(runs: Sequence[Dict[str, Any]], *, step: Optional[int] = None) -> Lis
         any_top1 = _at(figures_nim.curves(runs, setting, "team_top1_accuracy_any", player=0), step)
         top1 = _at(figures_nim.curves(runs, setting, "top1_accuracy"), step)
         rows.append(claims_lib.claim_row(f"{setting}: the team's max over latents finds more winning moves than "
-                                    "its player 0", "not asked", "max-over-latents top-1 − player 0's top-1",
-                                    "share", any_top1 - top1, "gain"))
+                                         "its player 0", "not asked", "max-over-latents top-1 − player 0's top-1",
+                                         "share", any_top1 - top1, "gain"))
         twin = by_heaps.get(run["torso"], {}).get(len(run["heaps"]))
         if twin is not None:
             single_top1 = _at(figures_nim.curves(runs, twin, "top1_accuracy"), step)
             n = min(len(any_top1), len(single_top1))
-            rows.append(claims_lib.claim_row(f"{setting} against {twin}: the team's max over latents finds more winning "
-                                        "moves than one AlphaZero", "not asked",
-                                        f"max-over-latents top-1 ({setting}) − top-1 ({twin})", "share",
-                                        any_top1[:n] - single_top1[:n], "gain"))
+            rows.append(claims_lib.claim_row(f"{setting} against {twin}: the team's max over latents finds more "
+                                             "winning moves than one AlphaZero", "not asked",
+                                             f"max-over-latents top-1 ({setting}) − top-1 ({twin})", "share",
+                                             any_top1[:n] - single_top1[:n], "gain"))
             # A team of n offers n moves; one AlphaZero's n most probable moves are the fair comparison.
             single_top3 = _at(figures_nim.curves(runs, twin, "top3_accuracy"), step)
             rows.append(claims_lib.claim_row(f"{setting} against {twin}'s 3 best moves: the team's max over latents "
