@@ -306,6 +306,7 @@ def test_claims_of_a_results_folder_by_hand(tmp_path):
     assert rows["nim7: value sign better than chance"]["verdict"] == "not settled"  # all exactly 0: no spread
     falls = rows["lstm: the top-1 margin falls from 5 to 7 heaps"]
     assert falls["per_seed"] == pytest.approx([0.5, 0.5, 0.5]) and falls["mean"] == pytest.approx(0.5)
+    assert falls["step"] == 20
     team = rows["nim7_team: the team's max over latents finds more winning moves than its player 0"]
     assert team["per_seed"] == pytest.approx([0.2, 0.21, 0.22]) and team["verdict"] == "agrees"
     assert rows["nim7_team against nim7: the team's max over latents finds more winning moves than one AlphaZero"][

@@ -35,14 +35,24 @@ def _margin(runs, setting, step):
     return top1 - baseline, balanced - 0.5
 
 
+def _last_common(runs, first: str, second: str) -> int:
+    """The latest checkpoint every seed of both settings measured."""
+    steps = (set(figures_nim.curves(runs, first, "top1_accuracy")["steps"])
+             & set(figures_nim.curves(runs, second, "top1_accuracy")["steps"]))
+    if not steps:
+        raise ValueError(f"{first} and {second} share no measured checkpoint")
+    return max(steps)
+
+
 def claims(runs: Sequence[Dict[str, Any]], *, step: Optional[int] = None) -> List[Dict[str, Any]]:
-    """The paper's claims at checkpoint ``step`` (default: each setting's last common one).
+    """The paper's claims at checkpoint ``step`` (default: each setting's last common one,
+    and for a comparison of two settings the last checkpoint both have).
 
     Per single-player setting: the policy beats the random policy (top-1 margin > 0) and
     the value beats chance (balanced sign accuracy − 0.5 > 0). Across heap counts (the
-    central claim): the margins fall from the fewest heaps to the most (seed k of one
-    setting against seed k of the other: independent runs, so the t interval of the
-    differences is valid). Team settings (``num_players > 1``): the max-over-latents top-1
+    central claim): the margins fall from each heap count to the next and from the fewest
+    to the most (seed k of one setting against seed k of the other: independent runs, so
+    the t interval of the differences is valid). Team settings (``num_players > 1``): the max-over-latents top-1
     accuracy against player 0's, against the single-player setting of the same heaps and
     network, and against that setting's top-3 accuracy (a team of 3 offers 3 moves: any 3
     distinct moves find more than one, so this is the comparison that credits diversity).
@@ -65,13 +75,16 @@ def claims(runs: Sequence[Dict[str, Any]], *, step: Optional[int] = None) -> Lis
         by_heaps.setdefault(run["torso"], {})[len(run["heaps"])] = setting
     for torso, table in by_heaps.items():
         counts = sorted(table)
-        for small, large in zip(counts, counts[1:]):
-            a, b = _margin(runs, table[small], step), _margin(runs, table[large], step)
+        pairs = list(zip(counts, counts[1:])) + ([(counts[0], counts[-1])] if len(counts) > 2 else [])
+        for small, large in pairs:
+            at = step if step is not None else _last_common(runs, table[small], table[large])
+            a, b = _margin(runs, table[small], at), _margin(runs, table[large], at)
             n = min(len(a[0]), len(b[0]))
             for index, what in enumerate(("top-1 margin", "balanced value margin")):
                 rows.append(claims_lib.claim_row(
                     f"{torso}: the {what} falls from {small} to {large} heaps", "yes (accuracy falls towards random)",
-                    f"{what}, {table[small]} − {table[large]}", "share", a[index][:n] - b[index][:n], "gain"))
+                    f"{what}, {table[small]} − {table[large]}", "share", a[index][:n] - b[index][:n], "gain",
+                    step=at))
     for setting in figures_nim.settings(runs):
         run = next(r for r in runs if r["setting"] == setting)
         if run["num_players"] == 1:
