@@ -1,4 +1,4 @@
-"""Nim runs against Zhou & Riis's figures (Fig. 7-10) and claims, from a results folder.
+"""Nim runs drawn as Zhou & Riis's figures (Fig. 7-10), from a results folder.
 
 A results folder holds one folder per setting (``nim5``, ``nim7_resnet``, ``nim7_team``,
 ...: a population of ``azdb-train --seeds``, or runs side by side), each with a run per
