@@ -21,7 +21,7 @@ from absl import app, flags, logging
 from azdb_jax import cli
 from azdb_jax.cli import common_flags
 from azdb_jax.evaluation import loading
-from azdb_jax.evaluation import nim as nim_eval
+from azdb_jax.evaluation import nim_positions
 from azdb_jax.files import write_atomic
 
 
@@ -40,11 +40,11 @@ def main(argv: List[str]) -> None:
     logging.set_verbosity(logging.WARNING)  # checkpoint restores log at INFO
     workdir = pathlib.Path(_WORKDIR.value)
     team = loading.load_team(workdir, step=_STEP.value)
-    report = nim_eval.position_report(team, _parse_positions(_POSITIONS.value), misleading=_MISLEADING.value,
+    report = nim_positions.position_report(team, _parse_positions(_POSITIONS.value), misleading=_MISLEADING.value,
                                       pool=_POOL.value, seed=_SEED.value, player=_PLAYER.value,
                                       simulations=tuple(2 ** k for k in range(_MAX_LOG2.value + 1)))
     for study in report["studies"]:
-        print(nim_eval.format_study(study) + "\n")
+        print(nim_positions.format_study(study) + "\n")
     out = pathlib.Path(_OUT.value or workdir / "reports" / "nim_positions").with_suffix(".json")
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, json.dumps({"workdir": str(workdir), **report}, indent=1))

@@ -67,14 +67,14 @@ def _measure(run: pathlib.Path) -> None:
 
 def _study(run: pathlib.Path) -> None:
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
-    from azdb_jax.evaluation import nim as nim_eval  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation import nim_positions  # pylint: disable=g-import-not-at-top
     from azdb_jax.files import write_atomic  # pylint: disable=g-import-not-at-top
 
     team = loading.load_team(run)
-    report = nim_eval.position_report(team, simulations=tuple(2 ** k for k in range(_MAX_LOG2.value + 1)))
+    report = nim_positions.position_report(team, simulations=tuple(2 ** k for k in range(_MAX_LOG2.value + 1)))
     write_atomic(run / "reports" / "nim_positions.json", json.dumps({"workdir": str(run), **report}, indent=1))
     for study in report["studies"]:
-        print(nim_eval.format_study(study) + "\n")
+        print(nim_positions.format_study(study) + "\n")
 
 
 def main(argv: List[str]) -> None:

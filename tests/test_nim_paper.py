@@ -13,6 +13,7 @@ from azdb_jax import config as config_lib
 from azdb_jax import games, networks, presets, search
 from azdb_jax.envs import nim as nim_lib
 from azdb_jax.evaluation import nim as nim_eval
+from azdb_jax.evaluation import nim_positions
 from azdb_jax.evaluation.team import Team
 from azdb_jax.figures import nim as nim_figures
 from azdb_jax.reproduction import nim_claims
@@ -237,7 +238,7 @@ def test_position_study_priors_values_and_search():
     team = Team(env=env, apply_fn=_unary_apply(initial, misleading=True), params=None, num_players=1,
                 search_config=search.SearchConfig(num_simulations=8, unvisited_q=0.0))
     # (0, 0, 2): taking both counters wins at once ("c2"); the stub's prior is sure of "c1".
-    study = nim_eval.position_study(team, (0, 0, 2), simulations=(1, 64))
+    study = nim_positions.position_study(team, (0, 0, 2), simulations=(1, 64))
     assert study["value"] == 1 and study["winning_moves"] == ["c2"]
     assert [m["move"] for m in study["moves"]] == ["c1", "c2"]
     assert study["moves"][0]["prior"] == pytest.approx(1 / (1 + np.exp(-10.0)), rel=1e-5)
@@ -248,18 +249,18 @@ def test_position_study_priors_values_and_search():
     assert one["move"] == "c1" and not one["winning"]  # one simulation follows the prior
     assert many["move"] == "c2" and many["winning"] and many["root_value"] == pytest.approx(1.0)
     assert sum(many["visits"].values()) == pytest.approx(1.0)
-    assert nim_eval.move_name(env.action(2, 2), env.max_heap) == "c2"
-    text = nim_eval.format_study(study)
+    assert nim_positions.move_name(env.action(2, 2), env.max_heap) == "c2"
+    text = nim_positions.format_study(study)
     assert "winning moves c2" in text and "c1" in text
     # The stub misleads on every won position with a losing move; the prior on it is the same everywhere
     # it has the same number of losing moves, so the most misleading have the most losing moves.
     pool = nim_eval.nim_positions(initial)
-    worst = nim_eval.misleading_positions(team, pool, count=3)
+    worst = nim_positions.misleading_positions(team, pool, count=3)
     assert worst.shape == (3, 3)
     assert all(nim_lib.position_value(jnp.int32(h)) > 0 for h in worst)
     for bad in ((0, 0, 0), (2, 0, 0), (0, 0, 6)):
         with pytest.raises(ValueError, match="not a non-terminal position"):
-            nim_eval.position_study(team, bad)
+            nim_positions.position_study(team, bad)
 
 
 # ---------------------------------------------------------------- claims of a results folder
