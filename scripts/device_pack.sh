@@ -9,8 +9,9 @@
 # Writes 7 files under OUT: claims.md (the claims table, experiments/claims_table.py),
 # claims.json (its rows), manifest.json (the runs, their training seconds, the reports),
 # openings.json, solve_rates.json and matches.json (the figure groups' reports), log.txt
-# (the console). The results folder itself stays in $AZDB_PACK_WORK (default
-# /tmp/azdb_pack_<scale>); a second call resumes it (finished runs and reports are kept).
+# (the console); a pack stopped early (an error, a time limit) leaves there what it had made.
+# The results folder itself stays in $AZDB_PACK_WORK (default /tmp/azdb_pack_<scale>); a
+# second call resumes it (finished runs and reports are kept).
 #
 # On a machine without a package registry the packages the accelerator's image lacks come
 # as wheels in .whl/, and Fairy-Stockfish (the solve-rate reference) as .bin/fairy-stockfish:
@@ -38,6 +39,17 @@ if [ -x "$ROOT/.bin/fairy-stockfish" ]; then
 fi
 export PYTHONUNBUFFERED=1
 
+# What the pack has made so far goes to OUT also when it stops early (an error, a time
+# limit): the manifest with each finished run's training seconds, the reports written.
+copy_out() {
+  [ -f "$WORK/manifest.json" ] && cp "$WORK/manifest.json" "$OUT/manifest.json"
+  for group in openings solve_rates matches; do
+    [ -f "$WORK/eval/$group.json" ] && cp "$WORK/eval/$group.json" "$OUT/$group.json"
+  done
+  return 0
+}
+trap copy_out EXIT
+
 cd "$ROOT"
 {
   echo "device_pack: scale $SCALE, results in $WORK, $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -47,7 +59,3 @@ cd "$ROOT"
   "$PY" experiments/claims_table.py --results="$WORK" --out="$OUT/claims.json" | tee "$OUT/claims.md"
   echo "device_pack: $(( $(date +%s) - start )) s"
 } 2>&1 | tee "$OUT/log.txt"
-cp "$WORK/manifest.json" "$OUT/manifest.json"
-for group in openings solve_rates matches; do
-  cp "$WORK/eval/$group.json" "$OUT/$group.json"
-done
