@@ -358,5 +358,19 @@ class Agent:
         """The same team with other parameters and ψ (e.g. traced copies inside a program)."""
         return dataclasses.replace(self, params=params, psi=psi)
 
+    def psi_as_param(self, make: Callable[["Agent"], Policy]) -> Policy:
+        """``make(agent)``'s policy with ψ passed in its params: ``params = (ψ, the params
+        make's policy takes)``. It plays for every agent that differs from this one only in
+        its arrays (the runs of one configuration's seeds: pass that agent's ψ and network
+        parameters), so that they play through one compiled program rather than one each
+        (ψ is otherwise a constant of the program). E.g. ``psi_as_param(lambda a:
+        a.rule_policy("gap"))`` with ``params = (agent_k.psi, agent_k.params)``."""
+
+        def policy(params, rng_key, state):
+            psi, inner = params
+            return make(self.with_arrays(self.params, psi))(inner, rng_key, state)
+
+        return policy
+
 
 __all__ = ["Agent", "SEARCH_MODES", "SearchHook", "make_network", "predicts_opponent_leaves", "search_policy"]

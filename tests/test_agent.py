@@ -175,6 +175,34 @@ def test_a_player_plays_the_same_moves_however_it_is_chosen(saved_run):
     np.testing.assert_array_equal(jax.jit(agent.rule_policy("visit"))(agent.params, key, states), action)
 
 
+def test_another_seeds_agent_plays_through_one_compiled_program(saved_run, tmp_path):
+    """``psi_as_param``: the policy built from one agent, given another agent's ψ and
+    parameters (another seed's run of the configuration, loaded apart), plays that agent's
+    moves and searches with its ψ, through one compiled program for both."""
+    workdir, config, state = saved_run
+    agent = runs.load_agent(workdir)
+    seed_state = trainer.init_trainer(runs.build_components(config), jax.random.PRNGKey(11))
+    psi = jax.random.uniform(jax.random.PRNGKey(9), state.expected_features.psi.shape)
+    runs.write_run(tmp_path / "seed", config, seed_state._replace(
+        expected_features=seed_state.expected_features._replace(psi=psi)))
+    other = runs.load_agent(tmp_path / "seed")
+    states = jax.vmap(agent.env.init)(jax.random.split(jax.random.PRNGKey(0), 6))
+    key = jax.random.PRNGKey(5)
+    shared = jax.jit(agent.psi_as_param(lambda a: a.latent_policy()))
+    for player in (0, 1, 2):
+        own = jax.jit(other.latent_policy())((other.params, jnp.int32(player)), key, states)
+        np.testing.assert_array_equal(shared((other.psi, (other.params, jnp.int32(player))), key, states), own)
+        shared((agent.psi, (agent.params, jnp.int32(player))), key, states)
+    assert shared._cache_size() == 1  # one program for both agents and every player
+
+    # the team's search values with ψ as an argument are the other agent's own, and ψ
+    # reaches them (players 1 and 2 search with λ < 1)
+    values = jax.jit(agent.psi_as_param(lambda a: lambda params, k, s: a.search(params, k, s).stats.value))
+    mine = values((other.psi, other.params), key, states)
+    np.testing.assert_allclose(mine, jax.jit(other.search)(other.params, key, states).stats.value, rtol=1e-6)
+    assert not np.allclose(mine[:, 1:], values((agent.psi, other.params), key, states)[:, 1:])
+
+
 @pytest.mark.parametrize("bad", [-1, 3, 1.0, True, "0"])
 def test_a_player_outside_the_team_is_refused(saved_run, bad):
     agent = runs.load_agent(saved_run[0])

@@ -14,7 +14,7 @@ Positions come from ``random_positions`` (0..``max_plies`` uniformly random plie
 the start, none over), or any batched pgx ``State``.
 """
 
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -72,15 +72,21 @@ def random_positions(env: pgx.core.Env, count: int, rng_key: Array, *, max_plies
 
 
 def player_moves(team: Team, positions: pgx.core.State, rng_key: Array, *,
-                 players: Optional[int] = None) -> np.ndarray:
+                 players: Optional[int] = None, programs: Optional[Dict[str, Callable]] = None) -> np.ndarray:
     """Moves ``[n, P]`` of the first ``players`` (default all) team players on ``positions``.
 
     Each player searches as in evaluation (``Agent.latent_policy``: one compiled program
     for every player) with the same key, so two players differ only through their latents.
+    ``programs``: a dict holding that program, to share it with the teams of one
+    configuration's other seeds (its parameters and ψ are the program's arguments).
     """
     n = team.num_players if players is None else players
-    agent = jax.jit(team.latent_policy())
-    return np.stack([np.asarray(agent((team.params, jnp.int32(j)), rng_key, positions)) for j in range(n)])
+    programs = {} if programs is None else programs
+    if "latent" not in programs:
+        programs["latent"] = jax.jit(team.psi_as_param(lambda agent: agent.latent_policy()))
+    agent = programs["latent"]
+    return np.stack([np.asarray(agent((team.psi, (team.params, jnp.int32(j))), rng_key, positions))
+                     for j in range(n)])
 
 
 def compare_moves(moves: np.ndarray) -> MoveChoices:
@@ -101,12 +107,13 @@ def compare_moves(moves: np.ndarray) -> MoveChoices:
 
 
 def team_move_choices(team: Team, *, num_positions: int = 200, rng_key: Optional[Array] = None,
-                      max_plies: int = 6) -> MoveChoices:
-    """Every player's move on ``num_positions`` random positions of the team's game, compared."""
+                      max_plies: int = 6, programs: Optional[Dict[str, Callable]] = None) -> MoveChoices:
+    """Every player's move on ``num_positions`` random positions of the team's game,
+    compared (``programs`` as ``player_moves`` takes it)."""
     rng_key = jax.random.PRNGKey(0) if rng_key is None else rng_key
     position_key, search_key = jax.random.split(rng_key)
     positions = random_positions(team.env, num_positions, position_key, max_plies=max_plies)
-    return compare_moves(player_moves(team, positions, search_key))
+    return compare_moves(player_moves(team, positions, search_key, programs=programs))
 
 
 __all__ = ["MoveChoices", "random_positions", "player_moves", "compare_moves", "team_move_choices"]

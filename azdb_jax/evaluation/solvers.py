@@ -213,8 +213,9 @@ class TeamSolver:
       batch_size: positions per search; every batch is padded to this size.
       seed: base of every position's random key.
       programs: a dict that holds the compiled searches, to share them with other solvers
-        whose teams search alike (one network architecture, search settings, λ and ψ:
-        the parameters are the programs' argument, the rest is compiled in).
+        whose teams search alike (one network architecture, search settings, λ and ℓ0,
+        e.g. one configuration's seeds: the parameters and ψ are the programs' arguments,
+        the rest is compiled in).
 
     Attributes:
       columns: the member columns (per move, then per player), the rules over the
@@ -298,9 +299,10 @@ class TeamSolver:
 
     def _program(self, s: int, max_pieces: int) -> Callable:
         """The jitted search of one padded batch by team ``s`` on the ``max_pieces`` move
-        generator: ``(params, base_key, indices [B], states [B]) -> (players' TeamSearch
-        [B, n, ...], copies' TeamSearch [B, k, ...] or None)``, each position searched
-        alone with the key folded from ``base_key`` and its index."""
+        generator: ``(params, psi, base_key, indices [B], states [B]) -> (players'
+        TeamSearch [B, n, ...], copies' TeamSearch [B, k, ...] or None)``, each position
+        searched alone with the key folded from ``base_key`` and its index. The network
+        parameters and ψ are arguments, so teams that differ only in them share it."""
         searched = None if self.players is None else min(self.players, self.teams[s].num_players)
         copies = self.homogeneous_copies if s == 0 else 0
         key = ("search", s, searched, copies, max_pieces)
@@ -309,11 +311,11 @@ class TeamSolver:
         team = team_for_pieces(self.teams[s], max_pieces)
         players = None if searched is None else jnp.arange(searched, dtype=jnp.int32)
 
-        def one_position(params, rng_key, state):
+        def one_position(params, psi, rng_key, state):
             # Searched alone (a batch of one) so that its randomness is its own key's.
             single = jax.tree.map(lambda x: x[None], state)
             team_key, control_key = jax.random.split(rng_key)
-            out = team.search(params, team_key, single, players=players)
+            out = team.with_arrays(params, psi).search(params, team_key, single, players=players)
             control = None
             if copies:
                 # Latent 0 has λ_0 = 1: the control searches alike in both modes.
@@ -321,9 +323,9 @@ class TeamSolver:
                                                       num_copies=copies, config=team.search_config)
             return _squeeze(out), None if control is None else _squeeze(control)
 
-        def search(params, base_key, indices, states):
+        def search(params, psi, base_key, indices, states):
             keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(base_key, indices)
-            return jax.vmap(one_position, in_axes=(None, 0, 0))(params, keys, states)
+            return jax.vmap(one_position, in_axes=(None, None, 0, 0))(params, psi, keys, states)
 
         self._programs[key] = jax.jit(search)
         return self._programs[key]
@@ -335,7 +337,7 @@ class TeamSolver:
         for begin in range(0, len(boards), self.batch_size):
             batch = prepare_batch(self._game, boards[begin:begin + self.batch_size], self.batch_size, self.team.env)
             parts = [jax.device_get(self._program(s, batch.max_pieces)(
-                team.params, jax.random.PRNGKey(self.seed), batch.indices, batch.states))
+                team.params, team.psi, jax.random.PRNGKey(self.seed), batch.indices, batch.states))
                 for s, team in enumerate(self.teams)]
             players = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *[p[0] for p in parts])
             yield batch, players, parts[0][1]

@@ -35,9 +35,10 @@ seed, result, whether it was adjudicated, its length and its moves as action ids
 """
 
 import dataclasses
+import functools
 import math
 import time
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -138,29 +139,65 @@ def lookup_curve(result: np.ndarray, decided: np.ndarray) -> Dict[str, Any]:
             "max_over_latents": {"score": oracle["score"]}}
 
 
+class PairingPolicies(NamedTuple):
+    """The policies of a pairing, built from the first pairing's agents with ψ in their
+    params (``Agent.psi_as_param``), so that every pairing of runs with the same
+    configurations (the seeds of two arms) plays through the same compiled programs:
+    one compile per program for all seeds instead of one per seed."""
+
+    key: Tuple[str, str]  # the two arms' configurations, seeds left out
+    env: Any
+    starts: Any
+    adjudicate: Any
+    latent: Any  # params (AZdb ψ, (network params, player))
+    rules: Dict[str, Any]  # rule -> policy, params (AZdb ψ, network params)
+    opponent: Any  # AZ player 0, params (AZ ψ, network params)
+
+
+def pairing_policies(game: str, azdb, az, openings: Sequence[Tuple[str, str]], key: Tuple[str, str]
+                     ) -> PairingPolicies:
+    """``PairingPolicies`` of the loaded agents ``azdb`` and ``az``."""
+    env = az.env
+    return PairingPolicies(
+        key=key, env=env, starts=_starts(game, env, [fen for _, fen in openings]),
+        adjudicate=adjudication.adjudicator(env, ADJUDICATION, margin=MARGIN),
+        latent=azdb.psi_as_param(lambda a: a.latent_policy(sample_plies=SAMPLE_PLIES)),
+        rules={rule: azdb.psi_as_param(functools.partial(_rule_policy, rule)) for rule in TEAM_RULES},
+        opponent=az.psi_as_param(lambda a: a.player_policy(0, sample_plies=SAMPLE_PLIES)))
+
+
+def _rule_policy(rule: str, agent):
+    return agent.rule_policy(rule, sample_plies=SAMPLE_PLIES)
+
+
 def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
-                     openings: Sequence[Tuple[str, str]], seeds: Sequence[int]) -> Dict[str, Any]:
+                     openings: Sequence[Tuple[str, str]], seeds: Sequence[int],
+                     policies: Optional[PairingPolicies] = None) -> Dict[str, Any]:
     """Every AZdb agent of ``azdb_run`` against player 0 of ``az_run``: per-agent records,
-    the lookup and max over latents, per-opening scores; ``{"summary", "rows"}``."""
+    the lookup and max over latents, per-opening scores; ``{"summary", "rows", "policies"}``.
+
+    ``policies``: an earlier pairing's (``PairingPolicies``), reused when its two
+    configurations are this pairing's, so that the pairings share compiled programs."""
     sizes = results.scale.eval
     az = loading.load_team(az_run.workdir, num_simulations=sizes.simulations)
     azdb = loading.load_team(azdb_run.workdir, num_simulations=sizes.simulations)
-    env = az.env
-    starts = _starts(results.scale.game, env, [fen for _, fen in openings])
-    adjudicate = adjudication.adjudicator(env, ADJUDICATION, margin=MARGIN)
-    opponent = az.player_policy(0, sample_plies=SAMPLE_PLIES)
+    key_now = (azdb_run.configuration, az_run.configuration)
+    if policies is None or policies.key != key_now:
+        policies = pairing_policies(results.scale.game, azdb, az, openings, key_now)
+    env = policies.env
+    opponent, opponent_params = policies.opponent, (az.psi, az.params)
     key = jax.random.PRNGKey(SEED)
     pairing = f"{azdb_run.name} vs {az_run.name}"
-    common = dict(starts=starts, seeds=seeds, max_plies=sizes.max_plies, rng_key=key, adjudicate=adjudicate,
-                  batch_pairs=max(1, len(openings) * len(seeds)))
+    common = dict(starts=policies.starts, seeds=seeds, max_plies=sizes.max_plies, rng_key=key,
+                  adjudicate=policies.adjudicate, batch_pairs=max(1, len(openings) * len(seeds)))
     rows: List[Dict[str, Any]] = []
     agents: Dict[str, Dict[str, Any]] = {}
     grids = []
-    latent = azdb.latent_policy(sample_plies=SAMPLE_PLIES)
     colour_of_first = None
     for j in range(azdb.num_players):
-        match = matches_lib.play_match(env, latent, (azdb.params, jnp.int32(j)), opponent, az.params,
-                                       names=(f"{azdb.name}/player_{j}", az.name), a_player=j, **common)
+        match = matches_lib.play_match(env, policies.latent, (azdb.psi, (azdb.params, jnp.int32(j))), opponent,
+                                       opponent_params, names=(f"{azdb.name}/player_{j}", az.name), a_player=j,
+                                       **common)
         rows += _game_rows(match, "player", f"player_{j}", pairing, openings)
         grids.append(_grid(match, len(openings), seeds))
         agents[f"player_{j}"] = _agent_summary(match)
@@ -169,8 +206,7 @@ def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
             colour_of_first = np.array([match.a_colour[first & (match.start_index == p)][0]
                                         for p in range(len(openings))])
     for rule in TEAM_RULES:
-        policy = azdb.rule_policy(rule, sample_plies=SAMPLE_PLIES)
-        match = matches_lib.play_match(env, policy, azdb.params, opponent, az.params,
+        match = matches_lib.play_match(env, policies.rules[rule], (azdb.psi, azdb.params), opponent, opponent_params,
                                        names=(f"{azdb.name}/team_{rule}", az.name), **common)
         rows += _game_rows(match, "team", f"team_{rule}", pairing, openings)
         grid = _grid(match, len(openings), seeds)
@@ -210,7 +246,7 @@ def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
         "agents": agents,
         "lookup_curve": lookup_curve(result, decided),
     }
-    return {"summary": summary, "rows": rows}
+    return {"summary": summary, "rows": rows, "policies": policies}
 
 
 def _by_colour(result, decided, colours) -> Dict[str, Dict[str, Any]]:
@@ -283,8 +319,10 @@ def evaluate(results: Results) -> dict:
             results.first_run(arm)  # ResultsError saying how to train it
     count = min(len(found["azdb"]), len(found["az"]))
     pairings, rows, names = [], [], []
+    policies = None
     for k in range(count):
-        out = evaluate_pairing(results, found["azdb"][k], found["az"][k], openings, seeds)
+        out = evaluate_pairing(results, found["azdb"][k], found["az"][k], openings, seeds, policies)
+        policies = out["policies"]
         pairings.append(out["summary"])
         rows += out["rows"]
         names += [found["azdb"][k].name, found["az"][k].name]
@@ -302,5 +340,5 @@ def evaluate(results: Results) -> dict:
     return results.read_report("matches")
 
 
-__all__ = ["ARMS", "evaluate", "evaluate_pairing", "num_match_seeds", "record", "opening_scores",
+__all__ = ["ARMS", "PairingPolicies", "evaluate", "evaluate_pairing", "pairing_policies", "num_match_seeds", "record", "opening_scores",
            "lookup_curve", "combine", "stderr"]

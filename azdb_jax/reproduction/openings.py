@@ -18,7 +18,7 @@ Rows: ``kind = "opening"`` (a board: FEN and every player's UCI move) and ``kind
 """
 
 import time
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import jax
 import numpy as np
@@ -88,17 +88,21 @@ def _boards(game: str, fens: Sequence[str]):
     return [games.board_game(game).new_board(f) for f in fens]
 
 
-def evaluate_run(results: Results, run: RunInfo, openings: Sequence[Tuple[str, str]]) -> Dict[str, Any]:
-    """LCB moves of every player of ``run`` at ``openings`` and its move choices on random positions."""
+def evaluate_run(results: Results, run: RunInfo, openings: Sequence[Tuple[str, str]],
+                 programs: Optional[Dict[str, Dict[Any, Any]]] = None) -> Dict[str, Any]:
+    """LCB moves of every player of ``run`` at ``openings`` and its move choices on random
+    positions. ``programs``: compiled programs kept per configuration (``RunInfo.configuration``),
+    so that the runs of one arm's seeds share them."""
     sizes = results.scale.eval
     team = loading.load_team(run.workdir, num_simulations=sizes.simulations)
+    kept = ({} if programs is None else programs).setdefault(run.configuration, {"solver": {}, "choices": {}})
     boards = _boards(results.scale.game, [fen for _, fen in openings])
     solver = solvers.TeamSolver(team, rules=(), move="lcb", homogeneous_copies=0,
-                                batch_size=min(len(boards), 16), seed=SEED)
+                                batch_size=min(len(boards), 16), seed=SEED, programs=kept["solver"])
     answers = puzzles.ask(solver, boards, progress=False)
     moves = [[answers.moves[f"player_{j}"][b] for j in range(team.num_players)] for b in range(len(boards))]
     choices = move_choices.team_move_choices(team, num_positions=sizes.positions, rng_key=jax.random.PRNGKey(SEED),
-                                                max_plies=POSITION_PLIES)
+                                             max_plies=POSITION_PLIES, programs=kept["choices"])
     rows: List[Dict[str, Any]] = []
     for b, ((label, fen), row) in enumerate(zip(openings, moves)):
         rows.append({"kind": "opening", "arm": run.arm, "run": run.name, "index": b, "label": label, "fen": fen,
@@ -128,6 +132,7 @@ def evaluate(results: Results) -> dict:
     arms: Dict[str, Dict[str, Any]] = {}
     distinct: Dict[str, List[np.ndarray]] = {}
     rows, names = [], []
+    programs: Dict[str, Dict[Any, Any]] = {}
     for arm in ARMS:
         found = results.runs(arm)
         if not found:
@@ -135,7 +140,7 @@ def evaluate(results: Results) -> dict:
         per_run = []
         distinct[arm] = []
         for run in found:
-            out = evaluate_run(results, run, openings)
+            out = evaluate_run(results, run, openings, programs)
             per_run.append(out["summary"])
             distinct[arm].append(out["distinct"])
             rows += out["rows"]

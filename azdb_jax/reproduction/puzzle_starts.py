@@ -235,9 +235,10 @@ def evaluate(results: Results) -> dict:
             names.append(run.name)
             team = loading.load_team(run.workdir, num_simulations=sizes.simulations)
             # one compiled search for every network of one architecture and search settings
+            # (the parameters and ψ are the search's arguments)
             signature = (json.dumps(dataclasses.asdict(runs.load_run_config(run.workdir).network), sort_keys=True),
-                         repr(team.search_config), tuple(team.search_lambdas.tolist()),
-                         run.name if team.search_hook().intrinsic_reward_fn is not None else None)  # ψ is baked in
+                         repr(team.search_config), tuple(team.search_lambdas.tolist()), float(team.l0),
+                         team.search_hook().intrinsic_reward_fn is not None)
             solver = solvers.TeamSolver(team, players=1, rules=(), homogeneous_copies=0, batch_size=batch_size,
                                         seed=SEED, programs=programs.setdefault(signature, {}))
             for name in SETS:

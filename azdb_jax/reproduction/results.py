@@ -60,6 +60,16 @@ class RunInfo:
     def done(self) -> bool:
         return self.latest_step == self.iterations
 
+    @property
+    def configuration(self) -> str:
+        """The run's configuration (``config.json``) with its seed left out, as JSON: the
+        runs of one arm's seeds share it, and with it the evaluation's compiled programs."""
+        from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
+        from azdb_jax import runs  # pylint: disable=g-import-not-at-top
+
+        config = runs.load_run_config(self.workdir)
+        return config_lib.to_json(dataclasses.replace(config, run=dataclasses.replace(config.run, seed=0)))
+
 
 class Results:
     """One results folder (see the module docstring).

@@ -105,6 +105,7 @@ def evaluate(results: Results) -> dict:
     runs_of: Dict[str, List[str]] = {}
     num_players, search = 1, None
     teams: Dict[str, list] = {}
+    programs: Dict[str, Dict[Any, Any]] = {}  # per configuration: its seeds share the compiled searches
     for arm in ARMS:
         found = results.runs(arm)
         if not found:
@@ -114,7 +115,8 @@ def evaluate(results: Results) -> dict:
             team = loading.load_team(run.workdir, num_simulations=sizes.simulations)
             team_rules = common.RULES if team.num_players > 1 else ()
             solver = solvers.TeamSolver(team, rules=team_rules, homogeneous_copies=team.num_players if arm == "azdb"
-                                        else 0, batch_size=16, seed=SEED)
+                                        else 0, batch_size=16, seed=SEED,
+                                        programs=programs.setdefault(run.configuration, {}))
             rows += common.solve(solver, sets, labels={"arm": arm, "run": run.name, "seed": run.seed,
                                                        "step": team.step, "search": team.search_mode})
             runs_of[arm].append(run.name)
