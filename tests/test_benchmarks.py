@@ -259,3 +259,13 @@ def test_population_drift_compares_members_with_plain_runs():
     assert report["largest_relative_difference"]["train/loss"] < 1e-5  # the same runs, within rounding
     for name, plain in report["final"]["plain"].items():
         assert report["final"]["population"][name]["mean"] == pytest.approx(plain["mean"], rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.slow
+def test_pairing_benchmark_times_a_table2_pairing():
+    report = _run("pairing.py", "--games=4", "--simulations=2", "--max_plies=4", "--openings=1", document=True)
+    # one opening, both colours, 2 match seeds (the lookup's least): 4 games an agent
+    assert report["games"] == 4 and report["backend"] == "cpu"
+    for agent in ("player", "team_gap"):
+        assert report[f"{agent}_first_s"] > 0 and report[f"{agent}_second_s"] > 0
+        assert 1 <= report[f"{agent}_mean_plies"] <= 4
