@@ -212,6 +212,31 @@ def test_lookup_games_are_the_chosen_players_games():
         team.player_policy(2)
 
 
+def test_members_play_their_own_matches_in_one_program():
+    """``play_match(members=K)``: member k's stacked parameters play the match its own
+    parameters play (every game, move for move), with a list of K results; a host player
+    or a bad K is refused."""
+    env = games_lib.make("tic_tac_toe")
+    teams = [_tiny_team(env, seed=s) for s in (0, 1, 2)]
+    opponents_ = [_tiny_team(env, num_players=1, seed=s) for s in (3, 4, 5)]
+    agent, opponent = teams[0].latent_policy(sample_plies=1), opponents_[0].player_policy(0)
+    starts = matches.random_openings(env, 2, 1, jax.random.PRNGKey(0))
+    common = dict(starts=starts, seeds=[0, 1], max_plies=9, batch_pairs=3)  # 4 pairs in 2 chunks, one padded
+    stack = lambda trees: jax.tree.map(lambda *xs: jnp.stack(xs), *trees)  # noqa: E731
+    params = stack([(t.params, jnp.int32(1)) for t in teams])
+    together = matches.play_match(env, agent, params, opponent, stack([o.params for o in opponents_]),
+                                  members=3, **common)
+    assert isinstance(together, list) and len(together) == 3
+    for team, other, match in zip(teams, opponents_, together):
+        alone = matches.play_match(env, agent, (team.params, jnp.int32(1)), opponent, other.params, **common)
+        for field in ("actions", "length", "result", "finished", "a_first", "start_index", "seed"):
+            np.testing.assert_array_equal(getattr(match, field), getattr(alone, field), err_msg=field)
+    assert len({together[k].actions.tobytes() for k in range(3)}) > 1  # the members' games differ
+    for bad in (0, True, 1.5):
+        with pytest.raises(ValueError, match="members"):
+            matches.play_match(env, agent, params, opponent, None, members=bad, **common)
+
+
 def test_sample_by_visits_matches_the_visit_distribution():
     from scipy import stats
 

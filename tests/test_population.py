@@ -240,3 +240,14 @@ def test_the_accelerator_pack_runs_at_a_tiny_scale(tmp_path, fsf_path):
     table = (out / "claims.md").read_text()
     assert table.count("\n|") >= len(rows) and "verdict" in table.lower()
     assert "device_pack:" in (out / "log.txt").read_text()
+    # Table 2 with its pairings as members of one program (an accelerator's default) plays
+    # the same games as the pack's pairing after pairing
+    from azdb_jax import reproduction  # pylint: disable=g-import-not-at-top
+    from azdb_jax.reproduction import matches  # pylint: disable=g-import-not-at-top
+
+    plain = json.loads((out / "matches.json").read_text())
+    rows = (work / "eval" / "matches.csv").read_text()
+    batched = matches.evaluate(reproduction.Results(work, reproduction.SCALES["ci_pack"]), batch_members=True)
+    assert batched["summary"]["members_batched"] and not plain["summary"]["members_batched"]
+    assert batched["summary"]["pairings"] == plain["summary"]["pairings"]
+    assert (work / "eval" / "matches.csv").read_text() == rows

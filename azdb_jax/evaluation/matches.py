@@ -167,14 +167,17 @@ def _colours(a_first: np.ndarray, start_index: np.ndarray, white_to_move: Option
 
 
 @functools.lru_cache(maxsize=8)
-def _match_program(env: pgx.core.Env, agent_a: Policy, agent_b: Policy, max_plies: int, adjudicate=None):
-    """One jitted chunk of games; compiled once per (agents, adjudicator, chunk size)."""
+def _match_program(env: pgx.core.Env, agent_a: Policy, agent_b: Policy, max_plies: int, adjudicate=None,
+                   members: bool = False):
+    """One jitted chunk of games; compiled once per (agents, adjudicator, chunk size). With
+    ``members`` the agents' params carry a leading member axis and every member's games
+    are played in the one program (``jax.vmap``), with the same keys and starts."""
 
     def run(params_a, params_b, keys, starts):
         return arena.play_games(env, agent_a, params_a, agent_b, params_b, keys[0], num_games=2 * keys.shape[0],
                                 max_plies=max_plies, initial_state=starts, pair_keys=keys, adjudicate=adjudicate)
 
-    return jax.jit(run)
+    return jax.jit(jax.vmap(run, in_axes=(0, 0, None, None)) if members else run)
 
 
 def _chunk_params(agent: Policy, params: Any, chunk_starts: np.ndarray, real: int) -> Any:
@@ -218,7 +221,8 @@ def play_match(
     a_player: Optional[int] = None,
     adjudicate: Optional[Any] = None,
     progress: bool = False,
-) -> MatchResult:
+    members: Optional[int] = None,
+) -> Union[MatchResult, List[MatchResult]]:
     """Plays every start position with both colours for every seed: ``2·P·S`` games.
 
     Args:
@@ -237,13 +241,20 @@ def play_match(
         ``finished`` False and get ``adjudicated`` True (``MatchResult.decided``). Pass the
         same object for every match to reuse the compiled program.
       progress: show a tqdm bar over chunks.
+      members: ``K`` matches in one program: ``params_a`` and ``params_b`` hold ``K``
+        members' parameters stacked on a leading axis (e.g. the seeds of two runs'
+        configurations, ``Agent.psi_as_param``), member ``k`` of A meets member ``k`` of
+        B, and a list of the ``K`` matches is returned, each the match that the members'
+        own parameters play (within float rounding: the operations are batched). Made for
+        accelerators, where the members' games run side by side.
 
     Either agent may be a host player (``referee.host_policy`` over the boards of
     ``starts``, params None): it is given each pair's start index, and what it raises
     (an engine's illegal move, a crash) is raised here.
 
     Returns:
-      ``MatchResult`` with games ordered by seed, start, then A first / A second.
+      ``MatchResult`` with games ordered by seed, start, then A first / A second (a list
+      of them with ``members``).
     """
     seeds = check_seeds(seeds)
     if not isinstance(batch_pairs, int) or batch_pairs < 1:
@@ -254,9 +265,13 @@ def play_match(
     pair_start = np.tile(np.arange(num_starts), len(seeds))
     keys = pair_keys(rng_key, pair_seed, pair_start)
     hosted = [agent for agent in (agent_a, agent_b) if getattr(agent, "starts_as_params", False)]
+    if members is not None and (hosted or isinstance(members, bool) or not isinstance(members, int) or members < 1):
+        raise ValueError(f"members must be an int >= 1 and both agents compiled policies, got {members!r}"
+                         + (" with a host player" if hosted else ""))
     # A host player's program is its own (not kept: it holds the player, an engine process).
-    program = (_match_program.__wrapped__ if hosted else _match_program)(env, agent_a, agent_b, max_plies, adjudicate)
-    parts = []
+    program = (_match_program.__wrapped__ if hosted else _match_program)(env, agent_a, agent_b, max_plies, adjudicate,
+                                                                          members is not None)
+    parts: List[List[Any]] = [[] for _ in range(members or 1)]
     chunks = list(_chunks(len(pair_seed), batch_pairs))
     for index, real in tqdm.tqdm(chunks, desc=f"{names[0]} vs {names[1]}", unit="chunk", disable=not progress):
         chunk_starts = None if starts is None else jax.tree.map(lambda x: x[pair_start[index]], starts)
@@ -268,19 +283,25 @@ def play_match(
             _raise_host_fault(hosted)
             raise
         size = index.size
-        # Arena order is (A's turn, pair); the match keeps (pair, A's turn), real pairs only.
-        parts.append(jax.tree.map(lambda x: np.swapaxes(x.reshape((2, size) + x.shape[1:]), 0, 1)[:real]
-                                  .reshape((2 * real,) + x.shape[1:]), games))
-    games = jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
-    if not games.in_turn.all():
-        raise ValueError("a move was played out of turn: matches need a game whose two players alternate")
+        for k, part in enumerate(parts):
+            member_games = games if members is None else jax.tree.map(lambda x, k=k: x[k], games)
+            # Arena order is (A's turn, pair); the match keeps (pair, A's turn), real pairs only.
+            part.append(jax.tree.map(lambda x: np.swapaxes(x.reshape((2, size) + x.shape[1:]), 0, 1)[:real]
+                                     .reshape((2 * real,) + x.shape[1:]), member_games))
+    white_to_move = _white_to_move(env, starts, num_starts)
     start_index, seed = np.repeat(pair_start, 2), np.repeat(pair_seed, 2)
-    return MatchResult(
-        env_id=env.id, names=tuple(names), start_index=start_index, seed=seed, a_first=games.a_first,
-        a_colour=_colours(games.a_first, start_index, _white_to_move(env, starts, num_starts)),
-        result=games.result.astype(np.float64), finished=games.finished, length=games.length, actions=games.actions,
-        a_player=None if a_player is None else np.full(start_index.size, a_player),
-        adjudicated=None if adjudicate is None else np.asarray(games.adjudicated, bool))
+    results = []
+    for part in parts:
+        games = jax.tree.map(lambda *xs: np.concatenate(xs), *part)
+        if not games.in_turn.all():
+            raise ValueError("a move was played out of turn: matches need a game whose two players alternate")
+        results.append(MatchResult(
+            env_id=env.id, names=tuple(names), start_index=start_index, seed=seed, a_first=games.a_first,
+            a_colour=_colours(games.a_first, start_index, white_to_move),
+            result=games.result.astype(np.float64), finished=games.finished, length=games.length,
+            actions=games.actions, a_player=None if a_player is None else np.full(start_index.size, a_player),
+            adjudicated=None if adjudicate is None else np.asarray(games.adjudicated, bool)))
+    return results[0] if members is None else results
 
 
 # ------------------------------------------------------------------ against a UCI engine

@@ -170,6 +170,39 @@ def _rule_policy(rule: str, agent):
     return agent.rule_policy(rule, sample_plies=SAMPLE_PLIES)
 
 
+def play_pairings(results: Results, policies: PairingPolicies, azdbs: Sequence[Any], azs: Sequence[Any],
+                  openings: Sequence[Tuple[str, str]], seeds: Sequence[int]) -> List[Dict[str, Any]]:
+    """The matches of the pairings ``(azdbs[k], azs[k])`` (loaded agents of two arms'
+    configurations, ``policies``'): per pairing ``{agent: MatchResult}`` for every AZdb
+    player and team rule against AZ's player 0. Several pairings are played as members of
+    one program (``play_match(members=K)``: every agent's games of all pairings in one call)."""
+    sizes = results.scale.eval
+    several = len(azdbs) > 1
+    members = len(azdbs) if several else None
+
+    def stacked(trees):
+        return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *trees) if several else trees[0]
+
+    common = dict(starts=policies.starts, seeds=seeds, max_plies=sizes.max_plies, rng_key=jax.random.PRNGKey(SEED),
+                  adjudicate=policies.adjudicate, batch_pairs=max(1, len(openings) * len(seeds)), members=members)
+    opponent_params = stacked([(az.psi, az.params) for az in azs])
+    played: List[Dict[str, Any]] = [{} for _ in azdbs]
+
+    def keep(name, matches):
+        for k, match in enumerate(matches if several else [matches]):
+            played[k][name] = dataclasses.replace(match, names=(f"{azdbs[k].name}/{name}", azs[k].name))
+
+    for j in range(azdbs[0].num_players):
+        params = stacked([(azdb.psi, (azdb.params, jnp.int32(j))) for azdb in azdbs])
+        keep(f"player_{j}", matches_lib.play_match(policies.env, policies.latent, params, policies.opponent,
+                                                   opponent_params, a_player=j, **common))
+    for rule in TEAM_RULES:
+        params = stacked([(azdb.psi, azdb.params) for azdb in azdbs])
+        keep(f"team_{rule}", matches_lib.play_match(policies.env, policies.rules[rule], params, policies.opponent,
+                                                    opponent_params, **common))
+    return played
+
+
 def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
                      openings: Sequence[Tuple[str, str]], seeds: Sequence[int],
                      policies: Optional[PairingPolicies] = None) -> Dict[str, Any]:
@@ -184,20 +217,20 @@ def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
     key_now = (azdb_run.configuration, az_run.configuration)
     if policies is None or policies.key != key_now:
         policies = pairing_policies(results.scale.game, azdb, az, openings, key_now)
-    env = policies.env
-    opponent, opponent_params = policies.opponent, (az.psi, az.params)
-    key = jax.random.PRNGKey(SEED)
+    played = play_pairings(results, policies, [azdb], [az], openings, seeds)[0]
+    return dict(summarise_pairing(azdb_run, az_run, azdb, az, played, openings, seeds), policies=policies)
+
+
+def summarise_pairing(azdb_run: RunInfo, az_run: RunInfo, azdb, az, played: Dict[str, Any],
+                      openings: Sequence[Tuple[str, str]], seeds: Sequence[int]) -> Dict[str, Any]:
+    """``{"summary", "rows"}`` of one pairing's matches (``play_pairings``)."""
     pairing = f"{azdb_run.name} vs {az_run.name}"
-    common = dict(starts=policies.starts, seeds=seeds, max_plies=sizes.max_plies, rng_key=key,
-                  adjudicate=policies.adjudicate, batch_pairs=max(1, len(openings) * len(seeds)))
     rows: List[Dict[str, Any]] = []
     agents: Dict[str, Dict[str, Any]] = {}
     grids = []
     colour_of_first = None
     for j in range(azdb.num_players):
-        match = matches_lib.play_match(env, policies.latent, (azdb.psi, (azdb.params, jnp.int32(j))), opponent,
-                                       opponent_params, names=(f"{azdb.name}/player_{j}", az.name), a_player=j,
-                                       **common)
+        match = played[f"player_{j}"]
         rows += _game_rows(match, "player", f"player_{j}", pairing, openings)
         grids.append(_grid(match, len(openings), seeds))
         agents[f"player_{j}"] = _agent_summary(match)
@@ -206,8 +239,7 @@ def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
             colour_of_first = np.array([match.a_colour[first & (match.start_index == p)][0]
                                         for p in range(len(openings))])
     for rule in TEAM_RULES:
-        match = matches_lib.play_match(env, policies.rules[rule], (azdb.psi, azdb.params), opponent, opponent_params,
-                                       names=(f"{azdb.name}/team_{rule}", az.name), **common)
+        match = played[f"team_{rule}"]
         rows += _game_rows(match, "team", f"team_{rule}", pairing, openings)
         grid = _grid(match, len(openings), seeds)
         agents[f"team_{rule}"] = _agent_summary(match)
@@ -246,7 +278,7 @@ def evaluate_pairing(results: Results, azdb_run: RunInfo, az_run: RunInfo,
         "agents": agents,
         "lookup_curve": lookup_curve(result, decided),
     }
-    return {"summary": summary, "rows": rows, "policies": policies}
+    return {"summary": summary, "rows": rows}
 
 
 def _by_colour(result, decided, colours) -> Dict[str, Dict[str, Any]]:
@@ -307,8 +339,13 @@ def combine(pairings: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     return out
 
 
-def evaluate(results: Results) -> dict:
-    """Evaluates the group into ``results`` (``eval/matches.json|csv``); returns the report."""
+def evaluate(results: Results, batch_members: Optional[bool] = None) -> dict:
+    """Evaluates the group into ``results`` (``eval/matches.json|csv``); returns the report.
+
+    ``batch_members``: play every pairing as a member of one program per agent
+    (``play_pairings``) when the pairings share their two configurations; default on an
+    accelerator, where the members' games run side by side (on a CPU they would run one
+    after another anyway, and the pairings share compiled programs either way)."""
     start = time.perf_counter()
     sizes = results.scale.eval
     openings = openings_group.opening_positions(results.scale.game, sizes.openings)
@@ -318,14 +355,28 @@ def evaluate(results: Results) -> dict:
         if not found[arm]:
             results.first_run(arm)  # ResultsError saying how to train it
     count = min(len(found["azdb"]), len(found["az"]))
+    pairs = [(found["azdb"][k], found["az"][k]) for k in range(count)]
+    batched = (jax.default_backend() != "cpu") if batch_members is None else batch_members
+    batched = batched and count > 1 and len({(a.configuration, b.configuration) for a, b in pairs}) == 1
+    outs = []
+    if batched:  # every pairing a member of one program per agent
+        loaded = [(loading.load_team(a.workdir, num_simulations=sizes.simulations),
+                   loading.load_team(b.workdir, num_simulations=sizes.simulations)) for a, b in pairs]
+        policies = pairing_policies(results.scale.game, *loaded[0], openings,
+                                    (pairs[0][0].configuration, pairs[0][1].configuration))
+        played = play_pairings(results, policies, [a for a, _ in loaded], [b for _, b in loaded], openings, seeds)
+        outs = [summarise_pairing(*pair, *agents, one, openings, seeds)
+                for pair, agents, one in zip(pairs, loaded, played)]
+    else:
+        policies = None
+        for azdb_run, az_run in pairs:
+            outs.append(evaluate_pairing(results, azdb_run, az_run, openings, seeds, policies))
+            policies = outs[-1]["policies"]
     pairings, rows, names = [], [], []
-    policies = None
-    for k in range(count):
-        out = evaluate_pairing(results, found["azdb"][k], found["az"][k], openings, seeds, policies)
-        policies = out["policies"]
+    for (azdb_run, az_run), out in zip(pairs, outs):
         pairings.append(out["summary"])
         rows += out["rows"]
-        names += [found["azdb"][k].name, found["az"][k].name]
+        names += [azdb_run.name, az_run.name]
     summary = {
         "game": results.scale.game, "openings": [{"label": label, "fen": fen} for label, fen in openings],
         "seeds": seeds, "games_per_agent": 2 * len(openings) * len(seeds), "num_simulations": sizes.simulations,
@@ -335,10 +386,12 @@ def evaluate(results: Results) -> dict:
         "pairings": pairings,
         "agents": combine(pairings),
         "stderr_over": "seeds" if count > 1 else "games",
+        "members_batched": bool(batched),
     }
     results.write_report("matches", summary, rows, runs=names, seconds=time.perf_counter() - start)
     return results.read_report("matches")
 
 
-__all__ = ["ARMS", "PairingPolicies", "evaluate", "evaluate_pairing", "pairing_policies", "num_match_seeds", "record", "opening_scores",
+__all__ = ["ARMS", "PairingPolicies", "evaluate", "evaluate_pairing", "pairing_policies", "play_pairings",
+           "summarise_pairing", "num_match_seeds", "record", "opening_scores",
            "lookup_curve", "combine", "stderr"]
