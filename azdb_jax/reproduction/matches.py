@@ -32,6 +32,10 @@ paper's units (win 1, draw 0, loss −1), by the AZdb agent's colour, ± SE over
 
 Rows: one per game (``kind = "player"`` or ``"team"``) with its opening's FEN, colour,
 seed, result, whether it was adjudicated, its length and its moves as action ids.
+
+The pairings of two arms' seeds share their compiled programs (ψ and the parameters are
+the policies' arguments: ``PairingPolicies``); on an accelerator every pairing is a
+member of one program per agent (``play_pairings``), on a CPU they play one after another.
 """
 
 import dataclasses
