@@ -30,9 +30,9 @@ from azdb_jax.reproduction import matches as group
 from azdb_jax.reproduction import openings as openings_group
 
 _PRESET = flags.DEFINE_enum("preset", "gardner_cpu", sorted(presets.PRESETS), "The AZdb team's configuration.")
-_GAMES = flags.DEFINE_integer("games", 144, "Games an agent (eval.match_games).", lower_bound=1)
-_SIMULATIONS = flags.DEFINE_integer("simulations", 32, "Simulations a move.", lower_bound=1)
-_MAX_PLIES = flags.DEFINE_integer("max_plies", 100, "Plies a game at most (then adjudicated).", lower_bound=1)
+_GAMES = common_flags.define_games("Games an agent (eval.match_games).", default=144)
+_SIMULATIONS = common_flags.define_simulations("Simulations a move.", default=32)
+_MAX_PLIES = common_flags.define_max_plies("Plies a game at most (then adjudicated).", default=100)
 _OPENINGS = flags.DEFINE_integer("openings", 12, "Opening positions (eval.openings).", lower_bound=1)
 _OUT = common_flags.define_out("Write the timings as JSON here (default: print them only).")
 

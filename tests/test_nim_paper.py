@@ -266,10 +266,11 @@ def test_position_study_priors_values_and_search():
 # ---------------------------------------------------------------- claims of a results folder
 
 
-def _write_run(root, setting, seed, *, heaps, num_players, top1, value_balanced, baseline, any_top1=None):
+def _write_run(root, setting, seed, *, heaps, num_players, top1, value_balanced, baseline, any_top1=None,
+               network="lstm"):
     run = root / setting / f"seed_{seed}"
     (run / "reports").mkdir(parents=True)
-    config = dataclasses.asdict(presets.nim(len(heaps), num_players=num_players))
+    config = dataclasses.asdict(presets.nim(len(heaps), num_players=num_players, network=network))
     config["run"]["seed"] = seed
     (run / "config.json").write_text(json.dumps(config))
     rows = []
@@ -294,8 +295,10 @@ def test_claims_of_a_results_folder_by_hand(tmp_path):
                    baseline=0.1)
         _write_run(tmp_path, "nim7_team", seed + 3, heaps=seven, num_players=3, top1=(0.1, b),
                    value_balanced=(0.5, 0.5), baseline=0.1, any_top1=(0.1, b + 0.2 + 0.01 * seed))
+        _write_run(tmp_path, "nim5_resnet", seed, heaps=five, num_players=1, top1=(0.5, a + 0.05 * seed),
+                   value_balanced=(0.5, 0.6), baseline=0.1, network="resnet")
     runs = nim_figures.load_runs(tmp_path)
-    assert nim_figures.settings(runs) == ["nim5", "nim7", "nim7_team"]
+    assert nim_figures.settings(runs) == ["nim5", "nim5_resnet", "nim7", "nim7_team"]
     curve = nim_figures.curves(runs, "nim5", "top1_accuracy")
     assert curve["steps"] == [10, 20] and curve["values"].shape == (3, 2)
     rows = {row["claim"]: row for row in nim_claims.claims(runs)}
@@ -314,6 +317,13 @@ def test_claims_of_a_results_folder_by_hand(tmp_path):
         "mean"] == pytest.approx(0.21)
     assert rows["nim7_team against nim7's 3 best moves: the team's max over latents finds more winning moves"][
         "per_seed"] == pytest.approx([0.1, 0.11, 0.12])
+    # the networks on 5 heaps, seed against seed: the resnet's margins less the LSTM's
+    network = rows["5 heaps: the top-1 margin of resnet above lstm's"]
+    assert network["per_seed"] == pytest.approx([0.0, 0.05, 0.1]) and network["step"] == 20
+    assert network["verdict"] == "not settled"  # mean 0.05, half width 4.303 x 0.05 / sqrt(3)
+    value = rows["5 heaps: the balanced value margin of resnet above lstm's"]
+    assert value["per_seed"] == pytest.approx([-0.1, -0.1, -0.1]) and value["verdict"] != "agrees"
+    assert not any("7 heaps: the" in claim for claim in rows)  # no resnet on 7 heaps here
     assert "agrees" in nim_claims.format_claims(list(rows.values()))
     with pytest.raises(FileNotFoundError, match="no Nim measures"):
         nim_figures.load_runs(tmp_path / "nim5" / "seed_0" / "reports")

@@ -52,7 +52,10 @@ def claims(runs: Sequence[Dict[str, Any]], *, step: Optional[int] = None) -> Lis
     the value beats chance (balanced sign accuracy − 0.5 > 0). Across heap counts (the
     central claim): the margins fall from each heap count to the next and from the fewest
     to the most (seed k of one setting against seed k of the other: independent runs, so
-    the t interval of the differences is valid). Team settings (``num_players > 1``): the max-over-latents top-1
+    the t interval of the differences is valid). Networks (beyond the paper, which has one):
+    where two torsos were trained on the same heaps, the margins of one (in name order, the
+    later: ``resnet``) above the other's (``lstm``), seed against seed. Team settings
+    (``num_players > 1``): the max-over-latents top-1
     accuracy against player 0's, against the single-player setting of the same heaps and
     network, and against that setting's top-3 accuracy (a team of 3 offers 3 moves: any 3
     distinct moves find more than one, so this is the comparison that credits diversity).
@@ -85,6 +88,17 @@ def claims(runs: Sequence[Dict[str, Any]], *, step: Optional[int] = None) -> Lis
                     f"{torso}: the {what} falls from {small} to {large} heaps", "yes (accuracy falls towards random)",
                     f"{what}, {table[small]} − {table[large]}", "share", a[index][:n] - b[index][:n], "gain",
                     step=at))
+    networks = sorted(by_heaps)
+    for first, second in zip(networks, networks[1:]):  # the networks on the same heaps (beyond the paper)
+        for heaps in sorted(set(by_heaps[first]) & set(by_heaps[second])):
+            one, other = by_heaps[second][heaps], by_heaps[first][heaps]
+            at = step if step is not None else _last_common(runs, one, other)
+            a, b = _margin(runs, one, at), _margin(runs, other, at)
+            n = min(len(a[0]), len(b[0]))
+            for index, what in enumerate(("top-1 margin", "balanced value margin")):
+                rows.append(claims_lib.claim_row(
+                    f"{heaps} heaps: the {what} of {second} above {first}'s", "not asked (one network)",
+                    f"{what}, {one} − {other}", "share", a[index][:n] - b[index][:n], "gain", step=at))
     for setting in figures_nim.settings(runs):
         run = next(r for r in runs if r["setting"] == setting)
         if run["num_players"] == 1:
