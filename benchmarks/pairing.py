@@ -5,11 +5,12 @@
 
 The networks are fresh (untrained) ``--preset`` networks, an AZdb team (the preset's team)
 and an AZ (one player), with a non-zero ψ so that the intrinsic reward is searched as in a
-trained team. The games are those of ``azdb_jax.reproduction.matches`` (its opening
-positions, colours, seeds, adjudication and sampled first plies) at ``--games`` games an
-agent. Each policy's match is played twice: ``<agent>_first_s`` (compiling included) and
-``<agent>_second_s`` (the compiled program again); untrained games end sooner than trained
-ones, so the seconds of play are a lower bound for a trained pairing.
+trained team. The games are those of ``azdb_jax.reproduction.matches`` (its policies,
+opening positions, colours, seeds, adjudication and sampled first plies:
+``pairing_policies``) at ``--games`` games an agent. Each policy's match is played twice:
+``<agent>_first_s`` (compiling included) and ``<agent>_second_s`` (the compiled program
+again); untrained games end sooner than trained ones, so the seconds of play are a lower
+bound for a trained pairing.
 """
 
 import time
@@ -21,7 +22,7 @@ import jax.numpy as jnp
 
 import report  # benchmarks/report.py (this folder is on the path when a script runs)
 
-from azdb_jax import adjudication, presets, runner
+from azdb_jax import presets, runner
 from azdb_jax import agent as agent_lib
 from azdb_jax import config as config_lib
 from azdb_jax.cli import common_flags
@@ -52,19 +53,20 @@ def main(argv: List[str]) -> None:
     game = azdb.env.id
     openings = openings_group.opening_positions(game, _OPENINGS.value)
     seeds = list(range(group.num_match_seeds(_GAMES.value, len(openings))))
-    common = dict(starts=group._starts(game, azdb.env, [fen for _, fen in openings]), seeds=seeds,  # pylint: disable=protected-access
-                  max_plies=_MAX_PLIES.value, rng_key=jax.random.PRNGKey(group.SEED),
-                  adjudicate=adjudication.adjudicator(azdb.env, group.ADJUDICATION, margin=group.MARGIN),
+    # the reproduction's own policies, starts and adjudicator (ψ and parameters as arguments)
+    policies = group.pairing_policies(game, azdb, az, openings, key=("azdb", "az"))
+    common = dict(starts=policies.starts, seeds=seeds, max_plies=_MAX_PLIES.value,
+                  rng_key=jax.random.PRNGKey(group.SEED), adjudicate=policies.adjudicate,
                   batch_pairs=len(openings) * len(seeds))
-    opponent = az.player_policy(0, sample_plies=group.SAMPLE_PLIES)
-    agents = {"player": (azdb.latent_policy(sample_plies=group.SAMPLE_PLIES), (azdb.params, jnp.int32(1))),
-              "team_gap": (azdb.rule_policy("gap", sample_plies=group.SAMPLE_PLIES), azdb.params)}
+    agents = {"player": (policies.latent, (azdb.psi, (azdb.params, jnp.int32(1)))),
+              "team_gap": (policies.rules["gap"], (azdb.psi, azdb.params))}
     out = dict(preset=_PRESET.value, backend=jax.default_backend(), games=2 * len(openings) * len(seeds),
                simulations=_SIMULATIONS.value, max_plies=_MAX_PLIES.value)
     for name, (policy, params) in agents.items():
         for call in ("first", "second"):
             started = time.perf_counter()
-            match = matches_lib.play_match(azdb.env, policy, params, opponent, az.params, **common)
+            match = matches_lib.play_match(policies.env, policy, params, policies.opponent, (az.psi, az.params),
+                                           **common)
             out[f"{name}_{call}_s"] = round(time.perf_counter() - started, 2)
         out[f"{name}_mean_plies"] = round(float(match.length.mean()), 2)
     report.emit(out, _OUT.value)
