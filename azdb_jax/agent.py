@@ -139,7 +139,8 @@ class Agent:
         or None for λ = 1 everywhere.
       psi: ``[n, F]`` expected features ψ of the checkpoint (the intrinsic reward's
         input; may be traced), or None for no intrinsic reward.
-      l0: ℓ0 of the intrinsic reward (Eq. 8), the run's ``diversity.l0``.
+      l0: ℓ0 of the intrinsic reward (Eq. 8), the run's ``diversity.l0`` (may be a traced
+        array: a population member's, ``trainer.Components.with_arm``).
       intrinsic_in_search: the run's ``diversity.in_search``: whether its self-play
         searches added the intrinsic reward to the root player's moves.
       extrinsic_only: search with λ = 1 for every player (the ablation).
@@ -175,7 +176,7 @@ class Agent:
             shape = tuple(np.shape(self.psi))
             if len(shape) != 2 or shape[0] != self.num_players:
                 raise ValueError(f"psi must be [num_players={self.num_players}, F] expected features, got {shape}")
-        if not (isinstance(self.l0, (int, float)) and self.l0 > 0):
+        if not (isinstance(self.l0, jax.Array) or (isinstance(self.l0, (int, float)) and self.l0 > 0)):
             raise ValueError(f"l0 must be > 0, got {self.l0!r}")
 
     @classmethod
@@ -229,7 +230,7 @@ class Agent:
         if not self.diverse or self.psi is None:
             return search_lib.NO_HOOK
         return search_lib.intrinsic_hook(features.feature_fn(self.env), jnp.asarray(self.psi, jnp.float32),
-                                         l0=float(self.l0))
+                                         l0=self.l0)
 
     def search_hook(self) -> SearchHook:
         """The intrinsic reward the team's searches add: ``intrinsic_reward()`` when some

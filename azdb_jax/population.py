@@ -47,6 +47,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from azdb_jax import config as config_lib
 from azdb_jax import distributed, networks, runner, sharding, trainer
+from azdb_jax import runs as runs_lib
 from azdb_jax.files import write_atomic
 
 MEMBER_MAPS = ("vmap", "map", "unroll")
@@ -105,6 +106,7 @@ class PopulationPrograms(NamedTuple):
     init: Callable
     selfplay: Callable
     learner: Callable
+    arms: Optional[trainer.ArmValues] = None  # [K] each member's λ_i and ℓ0, when arms are members
 
     def placed(self, stacked: Any) -> Any:
         """Stacked members on the population's devices (members split over them)."""
@@ -144,19 +146,27 @@ def _on_devices(fn: Callable, mesh: Mesh) -> Callable:
     return jax.shard_map(fn, mesh=mesh, in_specs=members, out_specs=members, check_vma=False)
 
 
-def _population_jits(kept: runner.Programs, maps: Tuple[str, str], mesh: Mesh):
-    key = (id(kept), maps, tuple(d.id for d in mesh.devices.flat))
+def _population_jits(kept: runner.Programs, maps: Tuple[str, str], mesh: Mesh, arms: bool = False):
+    key = (id(kept), maps, tuple(d.id for d in mesh.devices.flat), arms)
     if key in _JITS and _JITS[key][0] is kept:
         return _JITS[key][1]
     components = kept.components
     members = NamedSharding(mesh, PartitionSpec(sharding.DATA_AXIS))
     phase = lambda fn, how: jax.jit(_on_devices(over_members(functools.partial(fn, components), how), mesh),  # noqa: E731
                                     in_shardings=members, out_shardings=members, donate_argnums=0)
+    if arms:  # self-play takes each member's λ and ℓ0 (the learner step does not read them)
+        def arm_selfplay(pair):
+            return trainer.selfplay_phase(components.with_arm(pair[0]), pair[1])
+
+        body = _on_devices(over_members(arm_selfplay, maps[0]), mesh)
+        selfplay = jax.jit(lambda values, states: body((values, states)), in_shardings=(members, members),
+                           out_shardings=members, donate_argnums=1)
+    else:
+        selfplay = phase(trainer.selfplay_phase, maps[0])
     # The initial states as the plain runs' (one member's program, in turn).
     init = jax.jit(_on_devices(over_members(functools.partial(trainer.init_trainer, components,
                                                               window=kept.abstract.pending), "map"), mesh),
                    in_shardings=members, out_shardings=members, compiler_options=networks.RUN_ONCE_COMPILER_OPTIONS)
-    selfplay = phase(trainer.selfplay_phase, maps[0])
     learner = phase(trainer.learner_phase_step, maps[1])
     _JITS[key] = (kept, (init, selfplay, learner))
     while len(_JITS) > 8:
@@ -164,14 +174,76 @@ def _population_jits(kept: runner.Programs, maps: Tuple[str, str], mesh: Mesh):
     return init, selfplay, learner
 
 
-def programs(config: config_lib.TrainConfig, member_map: str = "auto", workdir=None) -> PopulationPrograms:
+def programs(config: config_lib.TrainConfig, member_map: str = "auto", workdir=None, *,
+             arms: Optional[trainer.ArmValues] = None) -> PopulationPrograms:
     """The population programs of ``config``'s runs (kept per configuration, maps and
     devices). The members are split over ``run.num_devices`` devices (0: all), each
-    member's games on one device; K must be a multiple of the device count."""
+    member's games on one device; K must be a multiple of the device count.
+
+    ``arms``: each member's λ_i [K, n] and ℓ0 [K] when the members are arms of one shape
+    (``arm_values``); ``config`` is then a diverse member's, and ``selfplay`` feeds each
+    member its own values (``trainer.Components.with_arm``)."""
     maps = member_maps(member_map)
     kept = runner.programs(config, workdir, num_devices=1)
     mesh = sharding.make_mesh(config.run.num_devices or None)
-    return PopulationPrograms(kept, maps, mesh, *_population_jits(kept, maps, mesh))
+    init, selfplay, learner = _population_jits(kept, maps, mesh, arms=arms is not None)
+    progs = PopulationPrograms(kept, maps, mesh, init, selfplay, learner)
+    if arms is None:
+        return progs
+    placed = progs.placed(trainer.ArmValues(jnp.asarray(arms.lambdas, jnp.float32), jnp.asarray(arms.l0, jnp.float32)))
+    return progs._replace(selfplay=functools.partial(selfplay, placed), arms=placed)
+
+
+# What arms of one shape may differ in: members of one population with different values
+# of these (AZdb and its λ = 1 control; a sweep's λ and ℓ0) share every program.
+ARM_FIELDS = ("team.lam", "diversity.l0")
+
+
+def arm_values(configs: Sequence[config_lib.TrainConfig]) -> trainer.ArmValues:
+    """The members' λ_i [K, n] and ℓ0 [K] of their configurations."""
+    from azdb_jax import diversity  # pylint: disable=g-import-not-at-top
+    return trainer.ArmValues(
+        lambdas=np.stack([np.asarray(diversity.lambdas(c.team.num_players, c.team.lam), np.float32) for c in configs]),
+        l0=np.asarray([c.diversity.l0 for c in configs], np.float32))
+
+
+def _arm_key(config: config_lib.TrainConfig) -> config_lib.TrainConfig:
+    """``config`` without what arms of one shape may differ in (``ARM_FIELDS``, the seed)."""
+    return config_lib.apply_overrides(config, ["run.seed=0", "team.lam=1.0", "diversity.l0=1.0"])
+
+
+def _check_arm_shapes(template: trainer.TrainerState, other: trainer.TrainerState,
+                      config: config_lib.TrainConfig) -> None:
+    """Raises ``ValueError`` when an arm's trainer state is not the template's shape (e.g.
+    ``diversity.opponent_leaves="predict"`` gives only a team with λ < 1 a second head)."""
+    shapes = lambda state: jax.tree.map(lambda x: (tuple(x.shape), str(x.dtype)), state)  # noqa: E731
+    if jax.tree.structure(template) != jax.tree.structure(other) or shapes(template) != shapes(other):
+        raise ValueError(f"team.lam={config.team.lam}, diversity.l0={config.diversity.l0}: this arm's runs do not "
+                         f"have the population's shapes (its network or state differs), so it cannot be a member")
+
+
+def same_shape(a: config_lib.TrainConfig, b: config_lib.TrainConfig) -> bool:
+    """Whether two configurations differ only in ``ARM_FIELDS`` and their seeds, so that
+    their runs can be members of one population."""
+    return _arm_key(a) == _arm_key(b)
+
+
+def _arm_template(config: config_lib.TrainConfig, configs: Sequence[config_lib.TrainConfig]) -> config_lib.TrainConfig:
+    """The configuration whose programs the arms share (a diverse one: its program computes
+    the diversity terms), after checking that every member's differs only in ``ARM_FIELDS``."""
+    base = runs_lib._flat(config_lib.to_dict(_arm_key(config)))
+    for k, c in enumerate(configs):
+        other = runs_lib._flat(config_lib.to_dict(_arm_key(c)))
+        changed = [name for name in sorted(set(base) | set(other)) if base.get(name) != other.get(name)]
+        if changed:
+            details = "; ".join(f"{name}: {base.get(name)!r} -> {other.get(name)!r}" for name in changed[:5])
+            raise ValueError(f"member {k}'s configuration differs from the population's in {details}: members may "
+                             f"differ only in {', '.join(ARM_FIELDS)} (arms of one shape) and their seeds")
+    return next((c for c in configs if _diverse(c)), config)
+
+
+def _diverse(config: config_lib.TrainConfig) -> bool:
+    return bool(np.any(arm_values([config]).lambdas < 1.0))
 
 
 def member_config(config: config_lib.TrainConfig, seed: int) -> config_lib.TrainConfig:
@@ -179,11 +251,11 @@ def member_config(config: config_lib.TrainConfig, seed: int) -> config_lib.Train
     return config_lib.apply_overrides(config, [f"run.seed={seed}"])
 
 
-def _check_seeds(seeds: Sequence[int]) -> List[int]:
+def _check_seeds(seeds: Sequence[int], unique: bool = True) -> List[int]:
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("a population needs at least one seed")
-    if len(set(seeds)) != len(seeds):
+    if unique and len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds: {seeds} repeats a seed (each member is the run of its seed)")
     return seeds
 
@@ -211,7 +283,8 @@ def member_dirs(workdir) -> List[pathlib.Path]:
 
 def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, member_map: str = "auto",
           resume: bool = False, stop_after: Optional[int] = None, progress: bool = True,
-          runs: Optional[Sequence[Any]] = None) -> Dict[str, Any]:
+          runs: Optional[Sequence[Any]] = None,
+          configs: Optional[Sequence[config_lib.TrainConfig]] = None) -> Dict[str, Any]:
     """Trains (or resumes) the population of ``config`` with one member per seed in ``workdir``.
 
     ``config.run.seed`` is replaced by each member's seed. Each member's run directory is
@@ -220,8 +293,22 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
     each time, so that runs trained or resumed apart can resume as one population. Returns a
     summary with each member's last metrics and evaluation records (``members``, in seed
     order).
+
+    ``configs``: each member's configuration, when the members are arms of one shape
+    (e.g. AZdb and its λ = 1 control): they may differ from ``config`` only in
+    ``ARM_FIELDS`` (λ, ℓ0) and are trained by one program that takes each member's λ_i and
+    ℓ0 as arrays; each member's run is that of its own configuration (its ``config.json``,
+    its evaluations). Members of different arms may share a seed when ``runs`` names
+    their directories.
     """
-    seeds = _check_seeds(seeds)
+    seeds = _check_seeds(seeds, unique=runs is None)
+    configs = [config] * len(seeds) if configs is None else list(configs)
+    if len(configs) != len(seeds):
+        raise ValueError(f"{len(seeds)} seeds but {len(configs)} configurations")
+    template = _arm_template(config, configs)
+    # One program with each member's λ and ℓ0 as arrays, when they differ (λ = 1 teams alone
+    # compute no intrinsic reward, so their ℓ0 changes nothing).
+    mixed = len({(c.team.lam, c.diversity.l0) for c in configs}) > 1 and _diverse(template)
     if jax.process_count() > 1:
         raise ValueError("a population trains in one process (its members over that process's devices); "
                          "multi-host populations are not supported yet")
@@ -235,16 +322,26 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
     folders = [member_dir(workdir, seed) for seed in seeds] if runs is None else [pathlib.Path(r) for r in runs]
     if len(folders) != len(seeds):
         raise ValueError(f"{len(seeds)} seeds but {len(folders)} run directories")
-    progs = programs(config, member_map, workdir)
+    if len({folder.resolve() for folder in folders}) != len(folders):
+        raise ValueError(f"run directories {[str(f) for f in folders]} repeat a directory (one per member)")
+    configs = [member_config(c, seed) for c, seed in zip(configs, seeds)]
+    progs = programs(template if mixed else config, member_map, workdir, arms=arm_values(configs) if mixed else None)
     if len(seeds) % progs.mesh.size:
         raise ValueError(f"{len(seeds)} members cannot be split evenly over {progs.mesh.size} devices "
                          f"(run.num_devices={config.run.num_devices}; 0 means all)")
-    configs = [member_config(config, seed) for seed in seeds]
-    files = [runner.RunFiles(c, folder, progs.kept, resume=resume) for c, folder in zip(configs, folders)]
+    # Each arm's runs evaluate (and restore) through its own configuration's programs.
+    arm = lambda c: (c.team.lam, c.diversity.l0)  # noqa: E731
+    kept = {arm(template): progs.kept}
+    for c in configs:
+        if arm(c) not in kept:
+            kept[arm(c)] = runner.programs(c, workdir, num_devices=1)
+            _check_arm_shapes(progs.kept.abstract, kept[arm(c)].abstract, c)
+    files = [runner.RunFiles(c, folder, kept[arm(c)], resume=resume) for c, folder in zip(configs, folders)]
     if (not resume or runs is not None) and distributed.is_main_process():
         members = [os.path.relpath(folder.resolve(), workdir.resolve()) for folder in folders]
+        arms = dict(arms=[{"team.lam": c.team.lam, "diversity.l0": c.diversity.l0} for c in configs]) if mixed else {}
         write_atomic(manifest_path, json.dumps(dict(seeds=seeds, member_maps=list(progs.member_maps),
-                                                    members=members), indent=1) + "\n")
+                                                    members=members, **arms), indent=1) + "\n")
     if resume:
         step = _common_step(files)
         states = progs.placed(stack([f.restore(step) for f in files]))

@@ -23,7 +23,7 @@ all of it would fall on illegal moves and vanish when they are masked.
 
 import dataclasses
 import functools
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 import chex
 import jax
@@ -53,15 +53,17 @@ class SearchHook(NamedTuple):
 NO_HOOK = SearchHook(None, None, None)
 
 
-def intrinsic_hook(feature_fn: Callable[[pgx.core.State], Array], psi: Any, *, l0: float) -> SearchHook:
+def intrinsic_hook(feature_fn: Callable[[pgx.core.State], Array], psi: Any, *, l0: Union[float, Array]) -> SearchHook:
     """The search hook of AZdb's intrinsic reward: ``r_d^i(s, a)`` of Eq. 8 for the team's
     expected features ``psi`` [n, F] (``diversity.team_intrinsic_reward`` with ℓ0).
 
     The one place where self-play, the training loop's evaluation and every evaluation of
     a trained team (``evaluation.team.Team.search_hook``) build the reward their searches add.
-    ``psi`` may be traced (self-play passes the train state's ψ).
+    ``psi`` may be traced (self-play passes the train state's ψ), and so may ``l0`` (a
+    population member's, ``trainer.Components.with_arm``).
     """
-    return SearchHook(feature_fn, functools.partial(diversity.team_intrinsic_reward, l0=float(l0)), psi)
+    l0 = l0 if isinstance(l0, jax.Array) else float(l0)
+    return SearchHook(feature_fn, functools.partial(diversity.team_intrinsic_reward, l0=l0), psi)
 
 
 ALGORITHMS = ("puct", "gumbel")

@@ -10,7 +10,7 @@ trained exactly once. Transitions of games longer than that are dropped (counted
 """
 
 import functools
-from typing import Callable, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -55,6 +55,13 @@ class TrainerState(NamedTuple):
     iteration: Array  # [] int32
 
 
+class ArmValues(NamedTuple):
+    """What differs between arms of one shape, as arrays (``Components.with_arm``)."""
+
+    lambdas: Array  # [n] λ_i
+    l0: Array  # [] ℓ0
+
+
 class Components(NamedTuple):
     """The static parts of a run (functions and configs), built once from a config."""
 
@@ -74,11 +81,35 @@ class Components(NamedTuple):
     diversity_config: DiversityConfig = DiversityConfig()
     init_fn: Optional[InitFn] = None
     payoff_config: PayoffConfig = PayoffConfig()  # how the matchmakers' payoff matrix is estimated
+    arm: Optional[ArmValues] = None  # this member's λ_i and ℓ0 as arrays (``with_arm``)
 
     @property
     def diverse(self) -> bool:
         """Behavioural diversity is on when some player has λ_i < 1 (paper §3)."""
         return bool(np.any(np.asarray(self.lambdas) < 1.0))
+
+    @property
+    def member_lambdas(self) -> Array:
+        """``[n]`` the λ_i self-play plays with: ``lambdas``, or the arm's (``with_arm``)."""
+        return self.lambdas if self.arm is None else self.arm.lambdas
+
+    @property
+    def l0(self) -> Any:
+        """ℓ0 of the intrinsic reward: the config's, or the arm's (``with_arm``)."""
+        return self.diversity_config.l0 if self.arm is None else self.arm.l0
+
+    def with_arm(self, arm: ArmValues) -> "Components":
+        """These components (a diverse configuration's) with one arm's λ_i and ℓ0 as
+        (possibly traced) arrays: arms that share every shape (AZdb and its λ = 1 control)
+        as members of one program (``azdb_jax.population``). The program computes the
+        intrinsic reward for every member and weighs it by the member's λ: a member with
+        λ_i = 1 everywhere gets the targets of its own λ = 1 run (its r_d is zeroed, as a run
+        without diversity records none), and its searches mix in nothing (λ_i = 1 drops the
+        intrinsic terms exactly)."""
+        if not self.diverse:
+            raise ValueError("with_arm: the components' own team has no λ_i < 1, so its program computes no "
+                             "intrinsic reward for the arms to weigh")
+        return self._replace(arm=ArmValues(jnp.asarray(arm.lambdas, jnp.float32), jnp.asarray(arm.l0, jnp.float32)))
 
     def agent(self, params, psi, *, search_config: Optional[search_lib.SearchConfig] = None) -> agent_lib.Agent:
         """The run's team as an ``Agent`` with these (possibly traced) parameters and ψ:
@@ -87,7 +118,7 @@ class Components(NamedTuple):
                                num_players=int(np.shape(self.lambdas)[0]),
                                search_config=self.search_config if search_config is None else search_config,
                                lambdas=tuple(float(x) for x in np.asarray(self.lambdas)), psi=psi,
-                               l0=self.diversity_config.l0, intrinsic_in_search=self.diversity_config.in_search)
+                               l0=self.l0, intrinsic_in_search=self.diversity_config.in_search)
 
 
 def _empty_window(transition_shape: selfplay.Transition) -> selfplay.Transition:
@@ -131,12 +162,15 @@ def init_trainer(components: Components, rng_key: Array, window: Optional[selfpl
 def _play(c: Components, params, key, games, payoff, expected_features):
     agent = c.agent(params, expected_features.psi)
     hook = agent.intrinsic_reward()  # self-play scores its moves with r_d whether or not its searches add it
-    return selfplay.selfplay_iteration(
+    games, window = selfplay.selfplay_iteration(
         c.env, c.network.apply, params, key, games,
-        lambdas=c.lambdas, config=c.selfplay_config, search_config=c.search_config,
+        lambdas=c.member_lambdas, config=c.selfplay_config, search_config=c.search_config,
         graph=c.graph_fn(payoff.mean), feature_fn=c.feature_fn, init_fn=c.init_fn,
         intrinsic_reward_fn=hook.intrinsic_reward_fn, hook_params=hook.hook_params,
         intrinsic_in_search=agent.intrinsic_in_search)
+    if c.arm is not None:  # a member without diversity records no r_d, as its own run does
+        window = window._replace(reward_d=jnp.where(jnp.any(c.arm.lambdas < 1.0), window.reward_d, 0.0))
+    return games, window
 
 
 def _stream_targets(window: selfplay.Transition) -> targets.Targets:
@@ -213,7 +247,7 @@ def selfplay_phase(components: Components, state: TrainerState) -> tuple[Trainer
         state.expected_features, current.features, current.player, jnp.ones_like(current.terminated),
         jnp.where(current.is_white, 0, 1), jnp.ones_like(current.terminated), rate=c.diversity_config.ema_rate)
     metrics.update(_diversity_metrics(c, expected_features, current))
-    metrics.update(intrinsic_metrics(c.lambdas, current, plies_per_game=metrics["plies_per_game"]))
+    metrics.update(intrinsic_metrics(c.member_lambdas, current, plies_per_game=metrics["plies_per_game"]))
     new_state = state._replace(
         expected_features=expected_features,
         replay=buffer,
@@ -231,8 +265,7 @@ def _diversity_metrics(c: Components, expected_features: diversity.ExpectedFeatu
     """d_i per player, the objective (Eq. 7) and the mean intrinsic reward of the window."""
     neighbours = diversity.nearest_neighbours(expected_features.psi)
     metrics = {f"d_{i}": neighbours.distance[i] for i in range(c.lambdas.shape[0])}
-    metrics["diversity_objective"] = diversity.diversity_objective(expected_features.psi, c.lambdas,
-                                                                  l0=c.diversity_config.l0)
+    metrics["diversity_objective"] = diversity.diversity_objective(expected_features.psi, c.member_lambdas, l0=c.l0)
     metrics["mean_reward_d"] = current.reward_d.mean()
     return metrics
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The accelerator pack: the cpu scale's AZ, AZdb and control arms for 16 fresh seeds (10-25),
-# each arm's seeds trained as one population (azdb_jax.population), then the claims on
+# trained as populations (azdb_jax.population: AZ's 16 seeds as one, AZdb's and the control's
+# 32 runs as another, since the two arms differ only in λ), then the claims on
 # distinct moves, solve rates and Table 2 (144 games a pairing) decided over the 16 seeds.
 #
 #   bash scripts/device_pack.sh OUT            # one GPU: the cpu16 scale

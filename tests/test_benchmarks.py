@@ -250,6 +250,12 @@ def test_population_benchmark_times_members_against_plain_runs():
                 row["members"] / (timing["selfplay_s"] + timing["learner_s"]), rel=0.02)  # from rounded times
         assert row["vmap"]["speedup"] == pytest.approx(
             row["vmap"]["member_iterations_per_s"] / row["plain"]["member_iterations_per_s"], rel=1e-2)
+    # AZdb and its control as one population of arms, against each arm's plain runs
+    arms = _run("population.py", "--sizes=2", "--arms", "--maps=map+unroll", "--iterations=1", *tiny, document=True)
+    assert arms["arms"] is True and [row["members"] for row in arms["rows"]] == [2]
+    assert all(arms["rows"][0][name]["selfplay_s"] > 0 for name in ("plain", "map+unroll"))
+    with pytest.raises(AssertionError, match="do not split into two arms"):
+        _run("population.py", "--sizes=3", "--arms", "--maps=map", "--iterations=1", *tiny)
 
 
 @pytest.mark.slow

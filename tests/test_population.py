@@ -116,6 +116,51 @@ def test_runs_trained_apart_resume_as_one_population(plain_runs, tmp_path):
                 assert a[name] == expected, (seed, a["iteration"], name)
 
 
+def _arm(config, lam: float, l0: float):
+    return config_lib.apply_overrides(config, [f"team.lam={lam}", f"diversity.l0={l0}"])
+
+
+def test_arms_of_one_shape_train_as_one_population(plain_runs, tmp_path):
+    """AZdb (λ = 0.5), its λ = 1 control on the same seed and a third arm with another λ and
+    ℓ0 as members of one program: each member's records (training and evaluation, 5
+    iterations) are its own plain run's, and each member's run is its own arm's."""
+    azdb = _config()
+    arms = [azdb, _arm(azdb, 1.0, 0.8), _arm(azdb, 0.7, 0.3)]
+    seeds = [0, 0, 1]
+    plain = [plain_runs / "seed_0", tmp_path / "plain_control", tmp_path / "plain_third"]
+    for config, seed, folder in list(zip(arms, seeds, plain))[1:]:
+        runner.train(population.member_config(config, seed), folder, progress=False)
+    folders = [tmp_path / "runs" / name for name in ("azdb_s0", "control_s0", "third_s1")]
+    population.train(azdb, tmp_path / "runs" / "arms_population", seeds, runs=folders, configs=arms, progress=False)
+    manifest = population.read_manifest(tmp_path / "runs" / "arms_population")
+    assert [a["team.lam"] for a in manifest["arms"]] == [0.5, 1.0, 0.7]
+    for config, seed, folder, reference in zip(arms, seeds, folders, plain):
+        loaded = runs.load_run_config(folder)
+        assert (loaded.team.lam, loaded.diversity.l0, loaded.run.seed) == (config.team.lam, config.diversity.l0, seed)
+        mine, theirs = _records(folder), _records(reference)
+        assert [(r["kind"], r["iteration"]) for r in mine] == [(r["kind"], r["iteration"]) for r in theirs]
+        for a, b in zip(mine, theirs):
+            for name, value in b.items():
+                expected = value if isinstance(value, str) else pytest.approx(value, rel=1e-5, abs=1e-6)
+                assert a[name] == expected, (folder.name, a["iteration"], name)
+    control = _records(folders[1])
+    assert all(r["reward_d_per_move"] == 0.0 and r["mean_reward_d"] == 0.0 for r in control if r["kind"] == "train")
+    assert any(r["mean_reward_d"] != 0.0 for r in _records(folders[0]) if r["kind"] == "train")
+    assert runs.load_agent(folders[1], 4).lambdas == (1.0, 1.0, 1.0)
+    # Arms must share every shape but λ and ℓ0.
+    with pytest.raises(ValueError, match="differs from the population's in team.num_players"):
+        population.train(azdb, tmp_path / "bad", [0, 1], configs=[azdb, config_lib.apply_overrides(
+            azdb, ["team.num_players=2"])], progress=False)
+    control = runs.build_components(arms[1])
+    with pytest.raises(ValueError, match="no λ_i < 1"):  # its program computes no intrinsic reward to weigh
+        control.with_arm(population.arm_values(arms[:1]))
+    assert population.same_shape(arms[0], arms[2]) and not population.same_shape(
+        arms[0], config_lib.apply_overrides(azdb, ["selfplay.num_games=4"]))
+    with pytest.raises(ValueError, match="repeat a directory"):
+        population.train(azdb, tmp_path / "bad", [0, 0], runs=[tmp_path / "x", tmp_path / "x"],
+                         configs=arms[:2], progress=False)
+
+
 def test_member_maps_and_bad_input(tmp_path):
     assert population.member_maps("auto", backend="cpu") == ("map", "unroll")
     assert population.member_maps("auto", backend="gpu") == ("vmap", "vmap")
@@ -227,12 +272,13 @@ def test_the_accelerator_pack_runs_at_a_tiny_scale(tmp_path, fsf_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert sorted(manifest["runs"]) == sorted(f"{arm}_s{seed}" for arm in ("az", "azdb", "control")
                                               for seed in (10, 11))
+    together = {"az": "az", "azdb": "azdb+control", "control": "azdb+control"}  # AZdb and control: one shape
     for name, entry in manifest["runs"].items():
-        assert entry["done"] and entry["population"] == f"runs/{entry['arm']}_population", name
+        assert entry["done"] and entry["population"] == f"runs/{together[entry['arm']]}_population", name
     work = tmp_path / "work"
-    for arm in ("az", "azdb", "control"):  # each arm's seeds trained as one population, into the usual run folders
-        assert population.member_dirs(work / "runs" / f"{arm}_population") == [
-            (work / "runs" / f"{arm}_s{seed}").resolve() for seed in (10, 11)]
+    for name, arms in (("az", ("az",)), ("azdb+control", ("azdb", "control"))):  # into the usual run folders
+        assert population.member_dirs(work / "runs" / f"{name}_population") == [
+            (work / "runs" / f"{arm}_s{seed}").resolve() for arm in arms for seed in (10, 11)]
     rows = json.loads((out / "claims.json").read_text())
     table2 = [row for row in rows if row["paper"] == "Table 2"]
     assert len(table2) == 4 and all(row["seeds"] == 2 and len(row["per_seed"]) == 2 for row in table2), table2

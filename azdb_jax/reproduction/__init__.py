@@ -15,7 +15,7 @@ A figure group is a module of this package with:
 
 import importlib
 import time
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from azdb_jax.reproduction import parallel
 from azdb_jax.reproduction.results import Results, ResultsError, RunInfo
@@ -56,7 +56,8 @@ def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progr
     ``populations``: the unfinished seeds of each arm that stand at the same checkpoint are
     trained as one population (``azdb_jax.population``: one program for all of them, the
     members written to their usual ``runs/<arm>_s<seed>`` folders; ``runs/<arm>_population``
-    holds its ``population.json``); a seed alone trains as a plain run.
+    holds its ``population.json``), arms of one shape together (AZdb and its λ = 1
+    control in ``runs/azdb+control_population``); a run alone trains as a plain run.
 
     ``jobs`` > 1: up to ``jobs`` runs train at once, each in its own process
     (``python -m azdb_jax.reproduction train``, its console in ``runs/<name>/train.log``),
@@ -92,26 +93,37 @@ def train_runs(results: Results, names: Optional[Sequence[str]] = None, *, progr
 
 
 def _train_populations(results: Results, names: Optional[Sequence[str]], *, progress: bool) -> None:
-    """Each arm's unfinished seeds at one checkpoint (or none) as a population."""
+    """The unfinished runs at one checkpoint (or none) as populations: each arm's seeds,
+    and arms of one shape (AZdb and its λ = 1 control: ``population.same_shape``)
+    together, as members of one program (``runs/<arm>+<arm>_population``)."""
     from azdb_jax import population  # pylint: disable=g-import-not-at-top
 
-    groups: Dict[tuple, list] = {}
+    groups: List[list] = []
     for spec in results.specs:
         info = results.run(spec.name)
         if (names is None or spec.name in names) and not info.done:
-            groups.setdefault((spec.arm, info.latest_step), []).append(spec)
-    for (arm, step), specs in groups.items():
+            step = info.latest_step
+            group = next((g for g in groups if g[0][1] == step and population.same_shape(g[0][0].config, spec.config)),
+                         None)
+            if group is None:
+                groups.append([(spec, step)])
+            else:
+                group.append((spec, step))
+    for group in groups:
+        specs = [spec for spec, _ in group]
         if len(specs) < 2:
             continue
+        step = group[0][1]
         infos = [results.run(spec.name) for spec in specs]
+        name = f"runs/{'+'.join(dict.fromkeys(spec.arm for spec in specs))}_population"
         start = time.perf_counter()
-        population.train(specs[0].config, results.root / "runs" / f"{arm}_population", [spec.seed for spec in specs],
-                         runs=[info.workdir for info in infos], resume=step is not None, progress=progress)
+        population.train(specs[0].config, results.root / name, [spec.seed for spec in specs],
+                         runs=[info.workdir for info in infos], configs=[spec.config for spec in specs],
+                         resume=step is not None, progress=progress)
         seconds = (time.perf_counter() - start) / len(specs)  # each member's share of the population's time
         for spec, info in zip(specs, infos):
             previous = results.read_manifest().get("runs", {}).get(spec.name, {})
-            _record_run(results, spec, info, seconds + float(previous.get("train_seconds") or 0.0),
-                        population=f"runs/{arm}_population")
+            _record_run(results, spec, info, seconds + float(previous.get("train_seconds") or 0.0), population=name)
 
 
 def _record_run(results: Results, spec: RunSpec, info: RunInfo, seconds: Optional[float], *,

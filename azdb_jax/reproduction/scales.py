@@ -209,11 +209,15 @@ SCALES["ci_sweep"] = sweep_scale(
 # buffer out: a ``gardner_cpu`` run's buffer is 657 MB, and 48 runs' three checkpoints
 # with it (95 GB) would not fit the accelerator machine's disk; a resumed pack run
 # refills its buffer by self-play, so it continues the run without being its exact copy.
+# Its evaluations read the last checkpoint only, and a lease's machine keeps nothing for
+# the next, so the pack checkpoints once, at the end: each checkpoint of 16 members took
+# ~24 s on one H200 (a member's state without its buffer is 61 MB, 58 MB of it the
+# pending self-play window): three a run were a quarter of the `az` arm's 277 s.
 PACK_ARMS = ("az", "azdb", "control")
 PACK_GROUPS = ("openings", "solve_rates", "matches")
 SCALES["cpu16"] = dataclasses.replace(
     SCALES["cpu"], name="cpu16", seeds=tuple(range(10, 26)), arms=PACK_ARMS, groups=PACK_GROUPS,
-    overrides=(*SCALES["cpu"].overrides, "run.checkpoint_replay=false"),
+    overrides=(*SCALES["cpu"].overrides, "run.checkpoint_replay=false", "run.checkpoint_every=60"),
     eval=dataclasses.replace(SCALES["cpu"].eval, match_games=144),
     description="Gardner chess, the cpu scale's AZ, AZdb and control for 16 fresh seeds (10-25), as populations")
 SCALES["ci_pack"] = dataclasses.replace(
