@@ -113,7 +113,9 @@ class Components(NamedTuple):
 
     def agent(self, params, psi, *, search_config: Optional[search_lib.SearchConfig] = None) -> agent_lib.Agent:
         """The run's team as an ``Agent`` with these (possibly traced) parameters and ψ:
-        its λ_i, ℓ0 and ``diversity.in_search``; ``search_config`` defaults to self-play's."""
+        its λ_i, ℓ0 and ``diversity.in_search``; ``search_config`` defaults to self-play's.
+        Components of an arm (``with_arm``) give the arm's ℓ0 but the configuration's λ_i
+        (self-play searches with ``member_lambdas``; the agent supplies its reward hook)."""
         return agent_lib.Agent(env=self.env, apply_fn=self.network.apply, params=params,
                                num_players=int(np.shape(self.lambdas)[0]),
                                search_config=self.search_config if search_config is None else search_config,
