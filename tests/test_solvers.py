@@ -9,6 +9,7 @@ so that ψ reaches the answers.
 
 import jax
 import numpy as np
+import pytest
 
 from azdb_jax import features, games, networks, search
 from azdb_jax.envs import gardner_board
@@ -47,3 +48,31 @@ def test_teams_of_one_configuration_share_the_search_and_keep_their_own_psi():
                                    homogeneous_copies=0, programs=programs, batch_size=2)(boards)
     assert not np.allclose(other_psi.values["player_1"], apart.values["player_1"])
     np.testing.assert_allclose(other_psi.values["player_0"], apart.values["player_0"], rtol=1e-5, atol=1e-6)
+
+
+def test_several_teams_search_as_members_of_one_program():
+    """``batch_members``: three teams of one configuration searched in one vmapped call
+    answer as the same solver calling each team's search in turn (every column: each
+    seed's players, the rules over all of them, the max over seeds)."""
+    boards = [gardner_board.GardnerBoard(), gardner_board.GardnerBoard("rnbqk/ppppp/5/PPPPP/RNBQK b - - 0 1"),
+              gardner_board.GardnerBoard("rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1")]
+    teams = [_team(0, 1), _team(2, 3), _team(4, 5)]
+    batched = solvers.TeamSolver(teams, rules=("value", "gap"), batch_size=2, batch_members=True)
+    apart = solvers.TeamSolver(teams, rules=("value", "gap"), batch_size=2, batch_members=False)
+    assert batched.batch_members and not apart.batch_members
+    together, alone = batched(boards), apart(boards)
+    assert batched.columns == apart.columns and len([c for c in batched.columns if c.startswith("seed_")]) == 6
+    assert together.moves == alone.moves
+    for column in together.values:
+        np.testing.assert_allclose(together.values[column], alone.values[column], rtol=1e-5, atol=1e-6)
+    # the members' programs are one: a fourth solver of these teams compiles nothing more
+    programs = {}
+    solvers.TeamSolver(teams, batch_size=2, batch_members=True, programs=programs)(boards[:1])
+    assert [key[0] for key in programs] == ["members"]
+    # teams that search differently cannot be members of one program
+    other = teams[2].with_arrays(teams[2].params, teams[2].psi)
+    other = Team(env=other.env, apply_fn=other.apply_fn, params=other.params, num_players=2, lambdas=(1.0, 0.7),
+                 psi=other.psi, l0=0.5, search_config=other.search_config)
+    with pytest.raises(ValueError, match="search alike"):
+        solvers.TeamSolver(teams[:2] + [other], batch_members=True)
+    assert not solvers.TeamSolver(teams[:2] + [other], batch_members=None).batch_members

@@ -216,6 +216,11 @@ class TeamSolver:
         whose teams search alike (one network architecture, search settings, λ and ℓ0,
         e.g. one configuration's seeds: the parameters and ψ are the programs' arguments,
         the rest is compiled in).
+      batch_members: search several teams that search alike (one configuration's seeds)
+        as members of one program, all of them in one call per batch (``jax.vmap`` over
+        their parameters and ψ) rather than one call per team. Default (None): on where
+        the teams allow it and the backend is not a CPU (where the members' convolutions
+        run no faster side by side); True insists (ValueError when the teams differ).
 
     Attributes:
       columns: the member columns (per move, then per player), the rules over the
@@ -226,7 +231,8 @@ class TeamSolver:
     def __init__(self, team: Union[Team, Sequence[Team]], *, players: Optional[int] = None,
                  rules: Sequence[str] = DEFAULT_RULES, move: str = "visits", moves: Sequence[str] = (),
                  trials: Optional[Sequence[int]] = None, homogeneous_copies: Optional[int] = None,
-                 batch_size: int = 16, seed: int = 0, programs: Optional[Dict[Any, Callable]] = None):
+                 batch_size: int = 16, seed: int = 0, programs: Optional[Dict[Any, Callable]] = None,
+                 batch_members: Optional[bool] = None):
         several = not isinstance(team, Team)
         teams = list(team) if several else [team]
         if not teams:
@@ -261,6 +267,12 @@ class TeamSolver:
             raise ValueError("the homogeneous control copies one team's latent 0: give one team, or no copies")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+        alike = several and not copies and _search_alike(teams)
+        if batch_members and not alike:
+            raise ValueError("batch_members: the teams must be several, without homogeneous copies, and search "
+                             "alike (one network, team size, search settings, λ_i, ℓ0 and search mode)")
+        self.batch_members = alike if batch_members is None and jax.default_backend() != "cpu" else bool(
+            batch_members) and alike
         self.teams = teams
         self.team = teams[0]
         self.players = players
@@ -302,10 +314,12 @@ class TeamSolver:
         generator: ``(params, psi, base_key, indices [B], states [B]) -> (players'
         TeamSearch [B, n, ...], copies' TeamSearch [B, k, ...] or None)``, each position
         searched alone with the key folded from ``base_key`` and its index. The network
-        parameters and ψ are arguments, so teams that differ only in them share it."""
+        parameters and ψ are arguments, so teams that differ only in them share it.
+        With ``batch_members`` (``s`` is then 0): the same for every team at once, the
+        parameters and ψ stacked on a leading member axis and the searches [K, B, n, ...]."""
         searched = None if self.players is None else min(self.players, self.teams[s].num_players)
         copies = self.homogeneous_copies if s == 0 else 0
-        key = ("search", s, searched, copies, max_pieces)
+        key = ("members" if self.batch_members else "search", s, searched, copies, max_pieces)
         if key in self._programs:
             return self._programs[key]
         team = team_for_pieces(self.teams[s], max_pieces)
@@ -327,8 +341,17 @@ class TeamSolver:
             keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(base_key, indices)
             return jax.vmap(one_position, in_axes=(None, None, 0, 0))(params, psi, keys, states)
 
+        if self.batch_members:
+            search = jax.vmap(search, in_axes=(0, 0, None, None, None))
         self._programs[key] = jax.jit(search)
         return self._programs[key]
+
+    @functools.cached_property
+    def _stacked(self) -> Tuple[Any, Any]:
+        """The teams' parameters and ψ stacked on a member axis (``batch_members``)."""
+        stack = lambda *xs: jnp.stack([jnp.asarray(x) for x in xs])  # noqa: E731
+        return (jax.tree.map(stack, *[t.params for t in self.teams]),
+                jax.tree.map(stack, *[t.psi for t in self.teams]))
 
     def _batches(self, boards: Sequence[chess.Board]
                  ) -> Iterator[Tuple[Batch, planning.TeamSearch, Optional[planning.TeamSearch]]]:
@@ -336,6 +359,11 @@ class TeamSolver:
         boards = list(boards)
         for begin in range(0, len(boards), self.batch_size):
             batch = prepare_batch(self._game, boards[begin:begin + self.batch_size], self.batch_size, self.team.env)
+            if self.batch_members:  # every team in one call: [K, B, n, ...] -> [B, K * n, ...], teams in order
+                members, _ = jax.device_get(self._program(0, batch.max_pieces)(
+                    *self._stacked, jax.random.PRNGKey(self.seed), batch.indices, batch.states))
+                yield batch, jax.tree.map(lambda x: np.concatenate(list(x), axis=1), members), None
+                continue
             parts = [jax.device_get(self._program(s, batch.max_pieces)(
                 team.params, team.psi, jax.random.PRNGKey(self.seed), batch.indices, batch.states))
                 for s, team in enumerate(self.teams)]
@@ -431,6 +459,23 @@ class TeamSolver:
                         "q": np.where(visits > 0, q, np.nan).astype(np.float64), "visits": visits.astype(np.int64),
                         "root_value": float(searched.network_value[b, player]), "search_value": float(stats.value[b])})
         return out
+
+
+def _search_alike(teams: Sequence[Team]) -> bool:
+    """Whether the teams differ only in their parameters' values and ψ (one configuration's
+    seeds): one compiled search serves them all, as members of one program. The network is
+    compared by its code and its parameters' shapes (a network function built apart for
+    each seed is another object computing the same); the first team's is the program's."""
+    first = teams[0]
+
+    def how(team: Team):
+        shapes = jax.tree.map(lambda x: (np.shape(x), str(np.asarray(x).dtype)), (team.params, team.psi))
+        network = getattr(team.apply_fn, "__code__", team.apply_fn)
+        return (team.env.id, network, team.num_players, team.search_config, team.search_lambdas.tolist(),
+                team.l0 if team.uses_intrinsic_terms else None, team.intrinsic_in_search, team.extrinsic_only,
+                jax.tree.structure((team.params, team.psi)), shapes)
+
+    return all(how(team) == how(first) for team in teams[1:])
 
 
 def _squeeze(searched: planning.TeamSearch) -> planning.TeamSearch:
