@@ -293,7 +293,15 @@ def test_the_accelerator_pack_runs_at_a_tiny_scale(tmp_path, fsf_path):
 
     plain = json.loads((out / "matches.json").read_text())
     rows = (work / "eval" / "matches.csv").read_text()
-    batched = matches.evaluate(reproduction.Results(work, reproduction.SCALES["ci_pack"]), batch_members=True)
+    results = reproduction.Results(work, reproduction.SCALES["ci_pack"])
+    batched = matches.evaluate(results, batch_members=True)
     assert batched["summary"]["members_batched"] and not plain["summary"]["members_batched"]
     assert batched["summary"]["pairings"] == plain["summary"]["pairings"]
     assert (work / "eval" / "matches.csv").read_text() == rows
+    # and so do the distinct moves, each arm's seeds searched as members of one program
+    from azdb_jax.reproduction import openings  # pylint: disable=g-import-not-at-top
+
+    rows = (work / "eval" / "openings.csv").read_text()
+    assert not json.loads((out / "openings.json").read_text())["summary"]["members_batched"]
+    assert openings.evaluate(results, batch_members=True)["summary"]["members_batched"]
+    assert (work / "eval" / "openings.csv").read_text() == rows

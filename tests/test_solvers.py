@@ -4,7 +4,8 @@
 one configuration's seeds (same network, search, λ and ℓ0; their own parameters and ψ)
 share one compiled program through ``programs``. Checked against each team's own solver
 with nothing shared, on a diverse tiny Gardner team whose players 1 search with λ < 1,
-so that ψ reaches the answers.
+so that ψ reaches the answers; and several teams searched as members of one vmapped
+program (``batch_members``, ``members_move_choices``) against the same teams one by one.
 """
 
 import jax
@@ -13,7 +14,7 @@ import pytest
 
 from azdb_jax import features, games, networks, search
 from azdb_jax.envs import gardner_board
-from azdb_jax.evaluation import solvers
+from azdb_jax.evaluation import move_choices, solvers
 from azdb_jax.evaluation.team import Team
 
 TINY = networks.NetworkConfig(channels=4, num_blocks=1, value_hidden=4)
@@ -76,3 +77,18 @@ def test_several_teams_search_as_members_of_one_program():
     with pytest.raises(ValueError, match="search alike"):
         solvers.TeamSolver(teams[:2] + [other], batch_members=True)
     assert not solvers.TeamSolver(teams[:2] + [other], batch_members=None).batch_members
+
+
+def test_several_teams_choose_moves_as_members_of_one_program():
+    """``move_choices.members_move_choices``: three teams' players on the same random
+    positions in one vmapped program choose what each team chooses alone."""
+    teams = [_team(0, 1), _team(2, 3), _team(4, 5)]
+    key = jax.random.PRNGKey(7)
+    together = move_choices.members_move_choices(teams, num_positions=6, rng_key=key, max_plies=4)
+    programs = {}
+    for team, choices in zip(teams, together):
+        alone = move_choices.team_move_choices(team, num_positions=6, rng_key=key, max_plies=4, programs=programs)
+        np.testing.assert_array_equal(choices.moves, alone.moves)
+        np.testing.assert_array_equal(choices.distinct, alone.distinct)
+    assert together[0].moves.shape == (2, 6)
+    assert not all(np.array_equal(together[0].moves, c.moves) for c in together[1:])  # the teams' own networks

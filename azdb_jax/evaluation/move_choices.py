@@ -14,7 +14,7 @@ Positions come from ``random_positions`` (0..``max_plies`` uniformly random plie
 the start, none over), or any batched pgx ``State``.
 """
 
-from typing import Any, Callable, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -89,6 +89,27 @@ def player_moves(team: Team, positions: pgx.core.State, rng_key: Array, *,
                      for j in range(n)])
 
 
+def members_player_moves(teams: Sequence[Team], positions: pgx.core.State, rng_key: Array, *,
+                         players: Optional[int] = None, programs: Optional[Dict[str, Callable]] = None) -> np.ndarray:
+    """``player_moves`` of several teams of one configuration (one game, network, team size,
+    search; their own parameters and ψ) as members of one program: moves ``[K, n, P]``, each
+    team's as ``player_moves`` gives them, every team's player ``j`` in one vmapped call
+    (the first team's network and search are the program's)."""
+    teams = list(teams)
+    if not teams:
+        raise ValueError("members_player_moves needs at least one team")
+    n = teams[0].num_players if players is None else players
+    programs = {} if programs is None else programs
+    if "latent_members" not in programs:
+        policy = teams[0].psi_as_param(lambda agent: agent.latent_policy())
+        programs["latent_members"] = jax.jit(jax.vmap(policy, in_axes=((0, (0, None)), None, None)))
+    agent = programs["latent_members"]
+    stack = lambda *xs: jnp.stack([jnp.asarray(x) for x in xs])  # noqa: E731
+    psis = jax.tree.map(stack, *[t.psi for t in teams])
+    params = jax.tree.map(stack, *[t.params for t in teams])
+    return np.stack([np.asarray(agent((psis, (params, jnp.int32(j))), rng_key, positions)) for j in range(n)], axis=1)
+
+
 def compare_moves(moves: np.ndarray) -> MoveChoices:
     """``MoveChoices`` of the moves ``[n, P]`` (any comparable ids, e.g. actions)."""
     moves = np.asarray(moves)
@@ -116,4 +137,15 @@ def team_move_choices(team: Team, *, num_positions: int = 200, rng_key: Optional
     return compare_moves(player_moves(team, positions, search_key, programs=programs))
 
 
-__all__ = ["MoveChoices", "random_positions", "player_moves", "compare_moves", "team_move_choices"]
+def members_move_choices(teams: Sequence[Team], *, num_positions: int = 200, rng_key: Optional[Array] = None,
+                         max_plies: int = 6, programs: Optional[Dict[str, Callable]] = None) -> List[MoveChoices]:
+    """``team_move_choices`` of each of several teams of one configuration, their searches
+    as members of one program (``members_player_moves``); the same positions for all."""
+    rng_key = jax.random.PRNGKey(0) if rng_key is None else rng_key
+    position_key, search_key = jax.random.split(rng_key)
+    positions = random_positions(teams[0].env, num_positions, position_key, max_plies=max_plies)
+    return [compare_moves(moves) for moves in members_player_moves(teams, positions, search_key, programs=programs)]
+
+
+__all__ = ["MoveChoices", "random_positions", "player_moves", "members_player_moves", "compare_moves",
+           "team_move_choices", "members_move_choices"]

@@ -93,16 +93,52 @@ def evaluate_run(results: Results, run: RunInfo, openings: Sequence[Tuple[str, s
     """LCB moves of every player of ``run`` at ``openings`` and its move choices on random
     positions. ``programs``: compiled programs kept per configuration (``RunInfo.configuration``),
     so that the runs of one arm's seeds share them."""
+    return evaluate_runs(results, [run], openings, programs, batch_members=False)[0]
+
+
+def evaluate_runs(results: Results, runs: Sequence[RunInfo], openings: Sequence[Tuple[str, str]],
+                  programs: Optional[Dict[str, Dict[Any, Any]]] = None, *,
+                  batch_members: Optional[bool] = None) -> List[Dict[str, Any]]:
+    """``evaluate_run`` of several runs of one configuration (one arm's seeds).
+
+    ``batch_members``: search all runs' teams as members of one program (``jax.vmap`` over
+    their parameters and ψ: ``TeamSolver(batch_members=)``,
+    ``move_choices.members_move_choices``) instead of one run after another; the same
+    moves either way. Default (None): on off a CPU, where members run side by side.
+    """
     sizes = results.scale.eval
-    team = loading.load_team(run.workdir, num_simulations=sizes.simulations)
-    kept = ({} if programs is None else programs).setdefault(run.configuration, {"solver": {}, "choices": {}})
+    teams = [loading.load_team(run.workdir, num_simulations=sizes.simulations) for run in runs]
+    if len({run.configuration for run in runs}) > 1:
+        raise ValueError(f"evaluate_runs: {[run.name for run in runs]} are not runs of one configuration")
+    if batch_members is None:
+        batch_members = len(runs) > 1 and jax.default_backend() != "cpu"
+    kept = ({} if programs is None else programs).setdefault(runs[0].configuration, {"solver": {}, "choices": {}})
     boards = _boards(results.scale.game, [fen for _, fen in openings])
-    solver = solvers.TeamSolver(team, rules=(), move="lcb", homogeneous_copies=0,
-                                batch_size=min(len(boards), 16), seed=SEED, programs=kept["solver"])
-    answers = puzzles.ask(solver, boards, progress=False)
-    moves = [[answers.moves[f"player_{j}"][b] for j in range(team.num_players)] for b in range(len(boards))]
-    choices = move_choices.team_move_choices(team, num_positions=sizes.positions, rng_key=jax.random.PRNGKey(SEED),
-                                             max_plies=POSITION_PLIES, programs=kept["choices"])
+    solve = lambda group, **kw: solvers.TeamSolver(  # noqa: E731
+        group, rules=(), move="lcb", homogeneous_copies=0, batch_size=min(len(boards), 16), seed=SEED,
+        programs=kept["solver"], **kw)
+    key = jax.random.PRNGKey(SEED)
+    if batch_members:
+        solver = solve(teams, batch_members=True)
+        answers = puzzles.ask(solver, boards, progress=False)
+        moves = [[[answers.moves[solver.columns[i]][b] for i, (s, _) in enumerate(solver.members) if s == k]
+                  for b in range(len(boards))] for k in range(len(teams))]
+        choices = move_choices.members_move_choices(teams, num_positions=sizes.positions, rng_key=key,
+                                                    max_plies=POSITION_PLIES, programs=kept["choices"])
+    else:
+        moves, choices = [], []
+        for team in teams:
+            answers = puzzles.ask(solve(team), boards, progress=False)
+            moves.append([[answers.moves[f"player_{j}"][b] for j in range(team.num_players)]
+                          for b in range(len(boards))])
+            choices.append(move_choices.team_move_choices(team, num_positions=sizes.positions, rng_key=key,
+                                                          max_plies=POSITION_PLIES, programs=kept["choices"]))
+    return [_run_report(run, team, openings, m, c) for run, team, m, c in zip(runs, teams, moves, choices)]
+
+
+def _run_report(run: RunInfo, team, openings: Sequence[Tuple[str, str]], moves: List[List[str]],
+                choices: move_choices.MoveChoices) -> Dict[str, Any]:
+    """A run's rows and summary from its players' opening moves and move choices."""
     rows: List[Dict[str, Any]] = []
     for b, ((label, fen), row) in enumerate(zip(openings, moves)):
         rows.append({"kind": "opening", "arm": run.arm, "run": run.name, "index": b, "label": label, "fen": fen,
@@ -124,8 +160,10 @@ def evaluate_run(results: Results, run: RunInfo, openings: Sequence[Tuple[str, s
     return {"summary": summary, "rows": rows, "distinct": counts}
 
 
-def evaluate(results: Results) -> dict:
-    """Evaluates the group into ``results`` (``eval/openings.json|csv``); returns the report."""
+def evaluate(results: Results, *, batch_members: Optional[bool] = None) -> dict:
+    """Evaluates the group into ``results`` (``eval/openings.json|csv``); returns the report.
+    ``batch_members``: each arm's runs of one configuration as members of one program
+    (``evaluate_runs``; default: off a CPU)."""
     start = time.perf_counter()
     sizes = results.scale.eval
     openings = opening_positions(results.scale.game, sizes.openings)
@@ -139,8 +177,14 @@ def evaluate(results: Results) -> dict:
             results.first_run(arm)  # ResultsError saying how to train it
         per_run = []
         distinct[arm] = []
+        configurations: Dict[str, List[RunInfo]] = {}
         for run in found:
-            out = evaluate_run(results, run, openings, programs)
+            configurations.setdefault(run.configuration, []).append(run)
+        outs = {run.name: out for group in configurations.values()
+                for run, out in zip(group, evaluate_runs(results, group, openings, programs,
+                                                         batch_members=batch_members))}
+        for run in found:
+            out = outs[run.name]
             per_run.append(out["summary"])
             distinct[arm].append(out["distinct"])
             rows += out["rows"]
@@ -161,6 +205,7 @@ def evaluate(results: Results) -> dict:
         "opening_move": "lcb", "positions_move": "visits", "positions": sizes.positions,
         "position_max_plies": POSITION_PLIES, "num_simulations": sizes.simulations, "seed": SEED,
         "arms": arms,
+        "members_batched": jax.default_backend() != "cpu" if batch_members is None else bool(batch_members),
         "distinct_difference": difference, "distinct_difference_stderr": difference_se,
         "difference_stderr_over": over,
     }
@@ -168,5 +213,5 @@ def evaluate(results: Results) -> dict:
     return results.read_report("openings")
 
 
-__all__ = ["ARMS", "evaluate", "evaluate_run", "opening_positions", "random_openings", "gardner_openings",
+__all__ = ["ARMS", "evaluate", "evaluate_run", "evaluate_runs", "opening_positions", "random_openings", "gardner_openings",
            "eco_openings", "chess_openings", "stderr"]
