@@ -317,6 +317,10 @@ def test_claims_of_a_results_folder_by_hand(tmp_path):
         "mean"] == pytest.approx(0.21)
     assert rows["nim7_team against nim7's 3 best moves: the team's max over latents finds more winning moves"][
         "per_seed"] == pytest.approx([0.1, 0.11, 0.12])
+    assert rows["nim7_team: the team's max over latents finds more winning moves than its player 0's 3 best moves"][
+        "per_seed"] == pytest.approx([0.1, 0.11, 0.12])  # any_top1 − (player 0's top-1 + 0.1)
+    same = rows["nim7_team against nim7: the team's player 0 (λ = 1) finds more winning moves than one AlphaZero"]
+    assert same["per_seed"] == pytest.approx([0.0, 0.0, 0.0]) and same["verdict"] == "not settled"
     # the networks on 5 heaps, seed against seed: the resnet's margins less the LSTM's
     network = rows["5 heaps: the top-1 margin of resnet above lstm's"]
     assert network["per_seed"] == pytest.approx([0.0, 0.05, 0.1]) and network["step"] == 20
@@ -402,5 +406,14 @@ def test_tiny_results_folder_through_the_scripts_and_the_notebook(tmp_path):
     claims = json.loads((root / "figures" / "nim_claims.json").read_text())
     assert any(c["claim"].startswith("lstm: the top-1 margin falls from 3 to 4 heaps") for c in claims)
     assert any(c["claim"].startswith("nim6_team against large") for c in claims)
-    for name in ("nim_elo", "nim_accuracy", "nim_losses"):
+    team = json.loads((root / "figures" / "nim_team.json").read_text())  # beyond the paper: the team's figure
+    assert list(team) == ["nim6_team"] and team["nim6_team"]["large_top3_accuracy"]["seeds"] == [0, 1]
+    for k, seed in enumerate((2, 3)):
+        rows = json.loads((root / "nim6_team" / f"seed_{seed}" / "reports" / "nim_measures.json").read_text())["rows"]
+        for player in range(3):
+            mine = sorted((r for r in rows if r["player"] == player), key=lambda r: r["step"])
+            assert team["nim6_team"][f"player_{player}_top1"][k] == pytest.approx([r["top1_accuracy"] for r in mine])
+        assert team["nim6_team"]["max_over_latents"][k] == pytest.approx(
+            [r["team_top1_accuracy_any"] for r in rows if r["player"] == 0])
+    for name in ("nim_elo", "nim_accuracy", "nim_losses", "nim_team"):
         assert (root / "figures" / f"{name}.png").stat().st_size > 0

@@ -207,5 +207,55 @@ def loss_figure(runs: Sequence[Dict[str, Any]], names: Optional[Sequence[str]] =
     return fig, numbers
 
 
-__all__ = ["load_runs", "settings", "curves", "accuracy_figure", "elo_figure", "loss_figure", "save_figure",
-           "MEASURES_REPORT"]
+def team_settings(runs: Sequence[Dict[str, Any]]) -> List[str]:
+    """The settings of teams (more than one player), in ``settings`` order."""
+    return [s for s in settings(runs) if next(r for r in runs if r["setting"] == s)["num_players"] > 1]
+
+
+def team_figure(runs: Sequence[Dict[str, Any]], names: Optional[Sequence[str]] = None):
+    """Beyond the paper: does a diverse team find winning moves one player misses? Per team
+    setting: each player's policy top-1 accuracy, the max over latents (any player's top-1
+    wins), and the single-player setting of the same heaps and network (its top-1 and its
+    top-3: as many moves as a team of 3 offers), against the random policy; mean over
+    seeds, band min-max. Returns ``(fig, numbers)``."""
+    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+    names = list(names or team_settings(runs))
+    if not names:
+        raise ValueError("no team settings (num_players > 1) among the runs")
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
+    numbers: Dict[str, Any] = {}
+    for ax, setting in zip(axes[0], names):
+        run = next(r for r in runs if r["setting"] == setting)
+        entry = numbers[setting] = {}
+        any_top1 = curves(runs, setting, "team_top1_accuracy_any")
+        _band(ax, any_top1["steps"], any_top1["values"], "team: max over latents", linewidth=2)
+        entry.update(steps=any_top1["steps"], seeds=any_top1["seeds"], max_over_latents=any_top1["values"].tolist())
+        for player in range(run["num_players"]):
+            top1 = curves(runs, setting, "top1_accuracy", player=player)
+            _band(ax, top1["steps"], top1["values"], f"team: player {player} top-1", linewidth=0.8)
+            entry[f"player_{player}_top1"] = top1["values"].tolist()
+        twin = next((s for s in settings(runs) if s != setting and all(
+            (r["num_players"], len(r["heaps"]), r["torso"], r["encoding"]) == (1, len(run["heaps"]), run["torso"],
+                                                                               run["encoding"])
+            for r in runs if r["setting"] == s)), None)
+        if twin is not None:
+            for key, label, style in (("top1_accuracy", "top-1", "--"), ("top3_accuracy", "top-3", "-.")):
+                single = curves(runs, twin, key)
+                _band(ax, single["steps"], single["values"], f"{twin}: {label}", linestyle=style, color="black")
+                entry[f"{twin}_{key}"] = {"steps": single["steps"], "seeds": single["seeds"],
+                                          "values": single["values"].tolist()}
+        baseline = float(np.mean([r["summary"]["random_baseline"] for r in runs if r["setting"] == setting]))
+        entry["random_baseline"] = baseline
+        ax.axhline(baseline, color="grey", linestyle=":", label="random policy top-1")
+        ax.set_title(f"{setting}: {len(run['heaps'])} heaps, {run['num_players']} players")
+        ax.set_xlabel("iteration")
+        ax.set_ylim(0, max(0.5, ax.get_ylim()[1]))
+    axes[0, 0].set_ylabel("accuracy vs winning moves")
+    axes[0, 0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig, numbers
+
+
+__all__ = ["load_runs", "settings", "team_settings", "curves", "accuracy_figure", "elo_figure", "loss_figure",
+           "team_figure", "save_figure", "MEASURES_REPORT"]
