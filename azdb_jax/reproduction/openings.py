@@ -106,10 +106,10 @@ def evaluate_runs(results: Results, runs: Sequence[RunInfo], openings: Sequence[
     ``move_choices.members_move_choices``) instead of one run after another; the same
     moves either way. Default (None): on off a CPU, where members run side by side.
     """
-    sizes = results.scale.eval
-    teams = [loading.load_team(run.workdir, num_simulations=sizes.simulations) for run in runs]
     if len({run.configuration for run in runs}) > 1:
         raise ValueError(f"evaluate_runs: {[run.name for run in runs]} are not runs of one configuration")
+    sizes = results.scale.eval
+    teams = [loading.load_team(run.workdir, num_simulations=sizes.simulations) for run in runs]
     if batch_members is None:
         batch_members = len(runs) > 1 and jax.default_backend() != "cpu"
     kept = ({} if programs is None else programs).setdefault(runs[0].configuration, {"solver": {}, "choices": {}})
