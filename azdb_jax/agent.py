@@ -24,7 +24,7 @@ its config, parameters and ψ); ``from_config`` builds one from a config and arr
 """
 
 import dataclasses
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -374,4 +374,11 @@ class Agent:
         return policy
 
 
-__all__ = ["Agent", "SEARCH_MODES", "SearchHook", "make_network", "predicts_opponent_leaves", "search_policy"]
+def stack_members(trees: Sequence[Any]) -> Any:
+    """Trees of one structure (the parameters or ψ of one configuration's runs) stacked on a
+    leading member axis: the arguments of a program that ``jax.vmap``s over the runs."""
+    return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *trees)
+
+
+__all__ = ["Agent", "SEARCH_MODES", "SearchHook", "make_network", "predicts_opponent_leaves", "search_policy",
+           "stack_members"]

@@ -45,6 +45,7 @@ import numpy as np
 import tqdm
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from azdb_jax import agent as agent_lib
 from azdb_jax import config as config_lib
 from azdb_jax import distributed, networks, runner, sharding, trainer
 from azdb_jax import runs as runs_lib
@@ -90,7 +91,7 @@ def member(tree: Any, k: int) -> Any:
 
 def stack(trees: Sequence[Any]) -> Any:
     """Members' trees stacked on a new leading axis."""
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+    return agent_lib.stack_members(trees)
 
 
 class PopulationPrograms(NamedTuple):
@@ -106,7 +107,6 @@ class PopulationPrograms(NamedTuple):
     init: Callable
     selfplay: Callable
     learner: Callable
-    arms: Optional[trainer.ArmValues] = None  # [K] each member's λ_i and ℓ0, when arms are members
 
     def placed(self, stacked: Any) -> Any:
         """Stacked members on the population's devices (members split over them)."""
@@ -191,12 +191,13 @@ def programs(config: config_lib.TrainConfig, member_map: str = "auto", workdir=N
     if arms is None:
         return progs
     placed = progs.placed(trainer.ArmValues(jnp.asarray(arms.lambdas, jnp.float32), jnp.asarray(arms.l0, jnp.float32)))
-    return progs._replace(selfplay=functools.partial(selfplay, placed), arms=placed)
+    return progs._replace(selfplay=functools.partial(selfplay, placed))
 
 
 # What arms of one shape may differ in: members of one population with different values
 # of these (AZdb and its λ = 1 control; a sweep's λ and ℓ0) share every program.
 ARM_FIELDS = ("team.lam", "diversity.l0")
+_ARM_OR_SEED = (*ARM_FIELDS, "run.seed")
 
 
 def arm_values(configs: Sequence[config_lib.TrainConfig]) -> trainer.ArmValues:
@@ -207,9 +208,10 @@ def arm_values(configs: Sequence[config_lib.TrainConfig]) -> trainer.ArmValues:
         l0=np.asarray([c.diversity.l0 for c in configs], np.float32))
 
 
-def _arm_key(config: config_lib.TrainConfig) -> config_lib.TrainConfig:
-    """``config`` without what arms of one shape may differ in (``ARM_FIELDS``, the seed)."""
-    return config_lib.apply_overrides(config, ["run.seed=0", "team.lam=1.0", "diversity.l0=1.0"])
+def same_shape(a: config_lib.TrainConfig, b: config_lib.TrainConfig) -> bool:
+    """Whether two configurations differ only in ``ARM_FIELDS`` and their seeds, so that
+    their runs can be members of one population."""
+    return not runs_lib.config_differences(a, b, ignore=_ARM_OR_SEED)
 
 
 def _check_arm_shapes(template: trainer.TrainerState, other: trainer.TrainerState,
@@ -222,21 +224,12 @@ def _check_arm_shapes(template: trainer.TrainerState, other: trainer.TrainerStat
                          f"have the population's shapes (its network or state differs), so it cannot be a member")
 
 
-def same_shape(a: config_lib.TrainConfig, b: config_lib.TrainConfig) -> bool:
-    """Whether two configurations differ only in ``ARM_FIELDS`` and their seeds, so that
-    their runs can be members of one population."""
-    return _arm_key(a) == _arm_key(b)
-
-
 def _arm_template(config: config_lib.TrainConfig, configs: Sequence[config_lib.TrainConfig]) -> config_lib.TrainConfig:
     """The configuration whose programs the arms share (a diverse one: its program computes
     the diversity terms), after checking that every member's differs only in ``ARM_FIELDS``."""
-    base = runs_lib._flat(config_lib.to_dict(_arm_key(config)))
     for k, c in enumerate(configs):
-        other = runs_lib._flat(config_lib.to_dict(_arm_key(c)))
-        changed = [name for name in sorted(set(base) | set(other)) if base.get(name) != other.get(name)]
-        if changed:
-            details = "; ".join(f"{name}: {base.get(name)!r} -> {other.get(name)!r}" for name in changed[:5])
+        details = runs_lib.config_differences(config, c, ignore=_ARM_OR_SEED)
+        if details:
             raise ValueError(f"member {k}'s configuration differs from the population's in {details}: members may "
                              f"differ only in {', '.join(ARM_FIELDS)} (arms of one shape) and their seeds")
     return next((c for c in configs if _diverse(c)), config)

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 import json
 import pathlib
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -74,14 +74,21 @@ def build_components(config: config_lib.TrainConfig, workdir=None) -> trainer.Co
 RESUMABLE_FIELDS = ("run.num_iterations", "run.checkpoint_every", "run.keep_checkpoints")
 
 
+def config_differences(a: config_lib.TrainConfig, b: config_lib.TrainConfig, *,
+                       ignore: Sequence[str] = ()) -> str:
+    """The fields (``section.field``) where ``b`` differs from ``a``, other than ``ignore``,
+    as ``"name: a -> b; ..."`` (the first five), or ``""`` when none does."""
+    flat_a, flat_b = _flat(config_lib.to_dict(a)), _flat(config_lib.to_dict(b))
+    changed = [name for name in sorted(set(flat_a) | set(flat_b))
+               if flat_a.get(name) != flat_b.get(name) and name not in ignore]
+    return "; ".join(f"{name}: {flat_a.get(name)!r} -> {flat_b.get(name)!r}" for name in changed[:5])
+
+
 def check_resumable(saved: config_lib.TrainConfig, asked: config_lib.TrainConfig, *, source: str) -> None:
     """Raises ``ValueError`` naming every field where ``asked`` differs from ``saved``,
     other than ``RESUMABLE_FIELDS``."""
-    flat_saved, flat_asked = _flat(config_lib.to_dict(saved)), _flat(config_lib.to_dict(asked))
-    changed = [name for name in sorted(set(flat_saved) | set(flat_asked))
-               if flat_saved.get(name) != flat_asked.get(name) and name not in RESUMABLE_FIELDS]
-    if changed:
-        details = "; ".join(f"{name}: {flat_saved.get(name)!r} -> {flat_asked.get(name)!r}" for name in changed[:5])
+    details = config_differences(saved, asked, ignore=RESUMABLE_FIELDS)
+    if details:
         raise ValueError(f"a resumed run can change only {', '.join(RESUMABLE_FIELDS)}; {source} differs in "
                          f"{details} (start a new --workdir to change these)")
 

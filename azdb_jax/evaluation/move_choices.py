@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 import pgx.core
 
+from azdb_jax import agent as agent_lib
 from azdb_jax import opponents
 from azdb_jax.evaluation.team import Team
 
@@ -104,9 +105,8 @@ def members_player_moves(teams: Sequence[Team], positions: pgx.core.State, rng_k
         policy = teams[0].psi_as_param(lambda agent: agent.latent_policy())
         programs["latent_members"] = jax.jit(jax.vmap(policy, in_axes=((0, (0, None)), None, None)))
     agent = programs["latent_members"]
-    stack = lambda *xs: jnp.stack([jnp.asarray(x) for x in xs])  # noqa: E731
-    psis = jax.tree.map(stack, *[t.psi for t in teams])
-    params = jax.tree.map(stack, *[t.params for t in teams])
+    psis = agent_lib.stack_members([t.psi for t in teams])
+    params = agent_lib.stack_members([t.params for t in teams])
     return np.stack([np.asarray(agent((psis, (params, jnp.int32(j))), rng_key, positions)) for j in range(n)], axis=1)
 
 

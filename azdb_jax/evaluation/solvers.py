@@ -52,6 +52,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from azdb_jax import agent as agent_lib
 from azdb_jax import games, planning
 from azdb_jax.envs.chess import DEFAULT_MAX_PIECES
 from azdb_jax.evaluation.team import SolverOutput, Team
@@ -349,9 +350,8 @@ class TeamSolver:
     @functools.cached_property
     def _stacked(self) -> Tuple[Any, Any]:
         """The teams' parameters and ψ stacked on a member axis (``batch_members``)."""
-        stack = lambda *xs: jnp.stack([jnp.asarray(x) for x in xs])  # noqa: E731
-        return (jax.tree.map(stack, *[t.params for t in self.teams]),
-                jax.tree.map(stack, *[t.psi for t in self.teams]))
+        return (agent_lib.stack_members([t.params for t in self.teams]),
+                agent_lib.stack_members([t.psi for t in self.teams]))
 
     def _batches(self, boards: Sequence[chess.Board]
                  ) -> Iterator[Tuple[Batch, planning.TeamSearch, Optional[planning.TeamSearch]]]:

@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from azdb_jax import adjudication, games
+from azdb_jax import agent as agent_lib
 from azdb_jax.evaluation import loading
 from azdb_jax.evaluation import matches as matches_lib
 from azdb_jax.evaluation import specialisation
@@ -185,7 +186,7 @@ def play_pairings(results: Results, policies: PairingPolicies, azdbs: Sequence[A
     members = len(azdbs) if several else None
 
     def stacked(trees):
-        return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *trees) if several else trees[0]
+        return agent_lib.stack_members(trees) if several else trees[0]
 
     common = dict(starts=policies.starts, seeds=seeds, max_plies=sizes.max_plies, rng_key=jax.random.PRNGKey(SEED),
                   adjudicate=policies.adjudicate, batch_pairs=max(1, len(openings) * len(seeds)), members=members)
