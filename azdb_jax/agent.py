@@ -376,7 +376,7 @@ class Agent:
 
 def stack_members(trees: Sequence[Any]) -> Any:
     """Trees of one structure (the parameters or ψ of one configuration's runs) stacked on a
-    leading member axis: the arguments of a program that ``jax.vmap``s over the runs."""
+    leading member axis: the arguments of a program mapped over the runs with ``jax.vmap``."""
     return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *trees)
 
 
