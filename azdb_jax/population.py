@@ -30,6 +30,15 @@ saved (a population killed while saving has members one checkpoint ahead: those
 checkpoints are removed) and continues exactly.
 
 A population of one member is the plain run (``runner.train``) bit for bit.
+
+Multi-host (``--coordinator``, ``azdb_jax.distributed``): the members are split over every
+device of every process, each process training the members on its devices in the same
+program (members share nothing, so the program exchanges nothing between devices). After
+an iteration every process receives every member's metrics; when a member evaluates or
+saves a checkpoint its owner sends its state to every process (bit for bit), each process
+evaluates it with the member's plain programs on its own first device, and the checkpoint
+is written collectively as a plain multi-host run's replicated arrays are. Process 0
+writes the run files. The workdir must be a path all hosts share.
 """
 
 import functools
@@ -43,6 +52,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import tqdm
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from azdb_jax import agent as agent_lib
@@ -109,8 +119,13 @@ class PopulationPrograms(NamedTuple):
     learner: Callable
 
     def placed(self, stacked: Any) -> Any:
-        """Stacked members on the population's devices (members split over them)."""
-        return jax.device_put(stacked, NamedSharding(self.mesh, PartitionSpec(sharding.DATA_AXIS)))
+        """Stacked members (every member's value, the same in every process) on the
+        population's devices, members split over them."""
+        members = NamedSharding(self.mesh, PartitionSpec(sharding.DATA_AXIS))
+        if jax.process_count() == 1:
+            return jax.device_put(stacked, members)
+        return jax.tree.map(lambda x: jax.make_array_from_callback(
+            np.shape(x), members, lambda index, value=np.asarray(x): value[index]), stacked)
 
 
 def member_maps(member_map: str = "auto", backend: Optional[str] = None) -> Tuple[str, str]:
@@ -177,14 +192,15 @@ def _population_jits(kept: runner.Programs, maps: Tuple[str, str], mesh: Mesh, a
 def programs(config: config_lib.TrainConfig, member_map: str = "auto", workdir=None, *,
              arms: Optional[trainer.ArmValues] = None) -> PopulationPrograms:
     """The population programs of ``config``'s runs (kept per configuration, maps and
-    devices). The members are split over ``run.num_devices`` devices (0: all), each
-    member's games on one device; K must be a multiple of the device count.
+    devices). The members are split over ``run.num_devices`` devices (0: all; every
+    process's in a multi-host run), each member's games on one device; K must be a
+    multiple of the device count.
 
     ``arms``: each member's λ_i [K, n] and ℓ0 [K] when the members are arms of one shape
     (``arm_values``); ``config`` is then a diverse member's, and ``selfplay`` feeds each
     member its own values (``trainer.Components.with_arm``)."""
     maps = member_maps(member_map)
-    kept = runner.programs(config, workdir, num_devices=1)
+    kept = runner.programs(config, workdir, num_devices=1, local=True)
     mesh = sharding.make_mesh(config.run.num_devices or None)
     init, selfplay, learner = _population_jits(kept, maps, mesh, arms=arms is not None)
     progs = PopulationPrograms(kept, maps, mesh, init, selfplay, learner)
@@ -302,9 +318,6 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
     # One program with each member's λ and ℓ0 as arrays, when they differ (λ = 1 teams alone
     # compute no intrinsic reward, so their ℓ0 changes nothing).
     mixed = len({(c.team.lam, c.diversity.l0) for c in configs}) > 1 and _diverse(template)
-    if jax.process_count() > 1:
-        raise ValueError("a population trains in one process (its members over that process's devices); "
-                         "multi-host populations are not supported yet")
     workdir = pathlib.Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     manifest_path = workdir / MANIFEST
@@ -327,7 +340,7 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
     kept = {arm(template): progs.kept}
     for c in configs:
         if arm(c) not in kept:
-            kept[arm(c)] = runner.programs(c, workdir, num_devices=1)
+            kept[arm(c)] = runner.programs(c, workdir, num_devices=1, local=True)
             _check_arm_shapes(progs.kept.abstract, kept[arm(c)].abstract, c)
     files = [runner.RunFiles(c, folder, kept[arm(c)], resume=resume) for c, folder in zip(configs, folders)]
     if (not resume or runs is not None) and distributed.is_main_process():
@@ -340,7 +353,7 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
         states = progs.placed(stack([f.restore(step) for f in files]))
     else:
         states = progs.init(progs.placed(jnp.stack([jax.random.PRNGKey(seed) for seed in seeds])))
-    start = iteration = int(states.iteration[0])
+    start = iteration = int(_every_member(states.iteration)[0])
     for f in files:
         f.open_log(start)
     iterate = functools.partial(trainer.train_iteration, progs.kept.components, selfplay_fn=progs.selfplay,
@@ -355,14 +368,15 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
     for _ in bar:
         started = time.perf_counter()
         states, metrics = iterate(states)
-        metrics = {name: np.asarray(value) for name, value in jax.device_get(metrics).items()}
+        metrics = {name: np.asarray(value) for name, value in _every_member(metrics).items()}
         seconds = round(time.perf_counter() - started, 3)
         iteration += 1  # every member's (they step together)
         for k, f in enumerate(files):
             per_member[k] = {name: float(value[k]) for name, value in metrics.items()}
             per_member[k]["iteration_seconds"] = seconds
             # Only evaluations and checkpoints need the member's state apart.
-            state_k = member(states, k) if f.needs_state(iteration, last) else _MetricsOnly(iteration)
+            state_k = (_member_state(states, k, progs.kept.abstract) if f.needs_state(iteration, last)
+                       else _MetricsOnly(iteration))
             eval_records[k] = f.record(state_k, per_member[k], last=last)
         mean = {name: float(np.mean(value)) for name, value in metrics.items()}
         bar.set_postfix(**runner.progress_postfix(mean, progs.kept.components.diverse))
@@ -370,6 +384,54 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
         f.close()
     return dict(iterations=iteration, seconds=round(time.perf_counter() - t0, 1),
                 members=[dict(seed=s, last_metrics=m, last_eval=e) for s, m, e in zip(seeds, per_member, eval_records)])
+
+
+def _every_member(tree: Any) -> Any:
+    """Stacked members' values in host memory, every member's in every process (a
+    collective across processes)."""
+    if jax.process_count() == 1:
+        return jax.device_get(tree)
+    return multihost_utils.process_allgather(tree, tiled=True)
+
+
+def _member_state(states: trainer.TrainerState, k: int, abstract: trainer.TrainerState) -> trainer.TrainerState:
+    """Member ``k``'s state apart, in every process (multi-host: its owner sends it to
+    every process, bit for bit, and each holds it on its first device)."""
+    if jax.process_count() == 1:
+        return member(states, k)
+    owned = _owned_member(states, k)
+    local = owned if owned is not None else jax.tree.map(lambda a: np.zeros(a.shape, a.dtype), abstract)
+    return jax.device_put(_broadcast_bits(local, owned is not None), jax.local_devices()[0])
+
+
+def _owned_member(states: Any, k: int) -> Optional[Any]:
+    """Member ``k`` of stacked global arrays as host arrays, or None in a process that
+    does not hold it."""
+    def leaf(x):
+        for shard in x.addressable_shards:
+            start, stop, _ = shard.index[0].indices(x.shape[0])
+            if start <= k < stop:
+                return np.asarray(shard.data[k - start])
+        return None
+
+    leaves = [leaf(x) for x in jax.tree.leaves(states)]
+    if any(x is None for x in leaves):
+        return None
+    return jax.tree.unflatten(jax.tree.structure(states), leaves)
+
+
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def _broadcast_bits(tree: Any, is_source: bool) -> Any:
+    """``tree`` of the one source process in every process. The values travel as unsigned
+    integers of their width, so that the sum with the others' zeros that carries them is
+    exact (a float -0.0 stays -0.0)."""
+    dtypes = [np.asarray(x).dtype for x in jax.tree.leaves(tree)]
+    bits = jax.tree.map(lambda x: np.array(x, copy=True).view(_BITS[np.asarray(x).dtype.itemsize]), tree)
+    received = multihost_utils.broadcast_one_to_all(bits, is_source=is_source)
+    leaves = [np.asarray(x).view(dtype) for x, dtype in zip(jax.tree.leaves(received), dtypes)]
+    return jax.tree.unflatten(jax.tree.structure(tree), leaves)
 
 
 class _MetricsOnly(NamedTuple):

@@ -274,11 +274,13 @@ _PROGRAMS_KEPT = 2  # each holds its compiled executables: in a test process 8 c
 _PROGRAMLESS_FIELDS = (*RESUMABLE_FIELDS, "run.seed")
 
 
-def programs(config: config_lib.TrainConfig, workdir=None, *, num_devices: Optional[int] = None) -> Programs:
+def programs(config: config_lib.TrainConfig, workdir=None, *, num_devices: Optional[int] = None,
+             local: bool = False) -> Programs:
     """The components and compiled programs of ``config``'s runs, kept per configuration.
 
     ``num_devices`` replaces ``run.num_devices`` (a population runs each member's plain
-    programs on one device).
+    programs on one device); ``local``: on this process's devices only (a multi-host
+    population evaluates and saves each member in every process on its own).
 
     Training a configuration again in the same process (a resumed run, another seed, a
     test or notebook that trains twice) reuses its programs instead of tracing and
@@ -288,7 +290,7 @@ def programs(config: config_lib.TrainConfig, workdir=None, *, num_devices: Optio
     so the positions read now are part of the key. The last ``_PROGRAMS_KEPT``
     configurations are kept (each holds its executables).
     """
-    mesh = sharding.make_mesh((config.run.num_devices if num_devices is None else num_devices) or None)
+    mesh = sharding.make_mesh((config.run.num_devices if num_devices is None else num_devices) or None, local=local)
     flat = {k: v for k, v in _flat(config_lib.to_dict(config)).items() if k not in _PROGRAMLESS_FIELDS}
     starts = None
     if config.start_positions.sources:

@@ -153,6 +153,58 @@ def test_resumed_two_process_run_continues_it(runs):
     assert (runs["resumed"] / "checkpoints" / "3").is_dir()
 
 
+@pytest.fixture(scope="module")
+def populations(tmp_path_factory):
+    """A population of 2 members (seeds 3 and 4) as 1 process x 2 devices and as 2
+    processes x 1 device (one member on each process), then the 2-process population
+    resumed from a copy cut as ``runs`` cuts its run."""
+    root = tmp_path_factory.mktemp("populations")
+    single, multi, resumed = root / "single", root / "multi", root / "resumed"
+    _wait(_launch(_train_args(single, "--seeds=3,4"), processes=1)
+          + _launch(_train_args(multi, "--seeds=3,4"), processes=2), "1-process and 2-process populations")
+    shutil.copytree(multi, resumed, ignore=shutil.ignore_patterns("3", "*_0000003.*", "tb"))
+    _wait(_launch(_train_args(resumed, "--seeds=3,4", "--resume"), processes=2), "resumed 2-process population")
+    return dict(single=single, multi=multi, resumed=resumed)
+
+
+def test_a_population_over_two_processes_trains_as_over_two_devices(populations):
+    """Each member (its own device in either layout) gives the same records bit for bit,
+    the members differ from each other, and process 0 alone writes each member's files."""
+    from azdb_jax import population  # pylint: disable=g-import-not-at-top
+
+    single = [_records(folder) for folder in population.member_dirs(populations["single"])]
+    multi = [_records(folder) for folder in population.member_dirs(populations["multi"])]
+    assert len(single) == len(multi) == 2
+    assert [r["iteration"] for r in single[0] if r["kind"] == "train"] == [1, 2, 3]
+    assert {r["opponent"] for r in single[0] if r["kind"] == "eval"} == {"random", "minimax2", "previous"}
+    for one, other in zip(single, multi):
+        _assert_same(one, other)
+    assert single[0] != single[1]  # two seeds, two runs
+    for folder in population.member_dirs(populations["multi"]):
+        assert len(list((folder / "tb").iterdir())) == 1
+        assert sorted(p.name for p in (folder / "psi").iterdir()) == [f"psi_{i:07d}.npz" for i in (1, 2, 3)]
+        assert json.loads((folder / "config.json").read_text())["run"]["seed"] == int(folder.name.split("_")[1])
+    assert not [p for p in populations["multi"].rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_a_resumed_two_process_population_continues_it(populations):
+    from azdb_jax import population  # pylint: disable=g-import-not-at-top
+    import jax  # pylint: disable=g-import-not-at-top
+    import numpy as np  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
+
+    for multi, resumed in zip(population.member_dirs(populations["multi"]),
+                              population.member_dirs(populations["resumed"])):
+        _assert_same(_records(multi), _records(resumed))
+        assert (resumed / "checkpoints" / "3").is_dir()
+        # Each member's checkpoint, written by two processes, loads as a run in one, and
+        # the resumed member ends with the uninterrupted member's network.
+        ends = [loading.load_team(folder) for folder in (multi, resumed)]
+        assert ends[0].num_players == 2
+        for a, b in zip(jax.tree.leaves(ends[0].params), jax.tree.leaves(ends[1].params)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
 # Direct: a state with rows sharded over the two processes, a replicated array and host-local
 # leaves; argv: process id, port, directory, "save" (save then restore) or "restore".
 CHECKPOINT_SCRIPT = textwrap.dedent("""

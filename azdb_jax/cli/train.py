@@ -121,9 +121,17 @@ def train_population(workdir: pathlib.Path, seeds: List[int]) -> None:
         config = config_lib.apply_overrides(presets.get_preset(_PRESET.value), _OVERRIDE.value)
     result = population.train(config, workdir, seeds, member_map=_MEMBER_MAP.value, resume=_RESUME.value,
                               stop_after=_STOP_AFTER.value)
+    import jax  # pylint: disable=g-import-not-at-top
+
+    if jax.process_index() != 0:
+        return
     print(f"{workdir}: {len(seeds)} members, {result['iterations']} of {config.run.num_iterations} iterations "
           f"({result['seconds']:.0f} s this session)")
     if _SUMMARY.value and result["iterations"] >= config.run.num_iterations:
+        if jax.process_count() > 1:  # the summary reloads the runs, a collective the other processes have left
+            print(f"summary: run experiments/diversity_report.py on one process, e.g. "
+                  f"--runs=seed_{seeds[0]}={population.member_dir(workdir, seeds[0])}")
+            return
         for seed in seeds:
             print_summary(population.member_dir(workdir, seed), _SUMMARY_POSITIONS.value)
 
