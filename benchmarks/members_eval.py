@@ -1,10 +1,10 @@
 """A results folder's evaluation with each arm's seeds as members of one program, against
 the same evaluation one run after another, as JSON.
 
-  python benchmarks/members_eval.py --results=DIR --scale=cpu16 --groups=openings,matches --repeats=2
+  python benchmarks/members_eval.py --results=DIR --scale=cpu16 --groups=openings,solve_rates,matches --repeats=2
 
-For each figure group of ``--groups`` (``openings``: the distinct moves, ``matches``: Table
-2's pairings) the group's ``evaluate(results, batch_members=...)`` runs ``--repeats``
+For each figure group of ``--groups`` (``openings``: the distinct moves, ``solve_rates``:
+every run's solve rates, the engine's included, ``matches``: Table 2's pairings) the group's ``evaluate(results, batch_members=...)`` runs ``--repeats``
 times each way, unbatched then batched, in one process (the machines are noisy: compare
 the ratios), compiling included (each call compiles its programs anew). ``speedup`` is
 the median unbatched seconds over the median batched. The group's report in the results
@@ -21,14 +21,14 @@ import report  # benchmarks/report.py (this folder is on the path when a script 
 
 from azdb_jax import reproduction
 from azdb_jax.cli import common_flags
-from azdb_jax.reproduction import matches, openings
+from azdb_jax.reproduction import matches, openings, solve_rates
 
-GROUPS = {"openings": openings, "matches": matches}
+GROUPS = {"openings": openings, "solve_rates": solve_rates, "matches": matches}
 
 _RESULTS = flags.DEFINE_string("results", None, "A results folder (experiments/reproduce.py --out) whose runs are "
                                "trained.", required=True)
 _SCALE = flags.DEFINE_enum("scale", "cpu16", sorted(reproduction.SCALES), "The folder's scale.")
-_GROUPS = flags.DEFINE_list("groups", ["openings", "matches"], f"Groups to time: {', '.join(GROUPS)}.")
+_GROUPS = flags.DEFINE_list("groups", ["openings", "solve_rates", "matches"], f"Groups to time: {', '.join(GROUPS)}.")
 _REPEATS = flags.DEFINE_integer("repeats", 2, "Calls each way.", lower_bound=1)
 _OUT = common_flags.define_out("Write the timings as JSON here (default: print them only).")
 

@@ -400,7 +400,10 @@ def test_two_identical_seeds_agree_with_one(fsf_path, ci_results, tmp_path):
     two = reproduction.Results(root, scale)
     assert [r.name for r in two.runs("azdb")] == ["azdb_s0", "azdb_s1"]
 
-    report = solve_rates.evaluate(two)
+    batched = solve_rates.evaluate(two, batch_members=True)  # each arm's seeds as members of one program
+    report = solve_rates.evaluate(two, batch_members=False)
+    assert batched["summary"]["members_batched"] and not report["summary"]["members_batched"]
+    assert batched["rows"] == report["rows"]
     summary = report["summary"]
     assert summary["stderr_over"] == "seeds" and summary["runs"]["azdb"] == ["azdb_s0", "azdb_s1"]
     for bar in summary["bars"]:

@@ -79,6 +79,44 @@ def test_several_teams_search_as_members_of_one_program():
     assert not solvers.TeamSolver(teams[:2] + [other], batch_members=None).batch_members
 
 
+def test_teams_answer_apart_as_members_of_one_program():
+    """``MembersSolver``: three teams, each with its own rules and homogeneous control,
+    searched in one vmapped call per batch, answer every column as each team's own
+    solver does; ``split`` gives a row named as the team's own."""
+    boards = [gardner_board.GardnerBoard(), gardner_board.GardnerBoard("rnbqk/ppppp/5/PPPPP/RNBQK b - - 0 1"),
+              gardner_board.GardnerBoard("rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1")]
+    teams = [_team(0, 1), _team(2, 3), _team(4, 5)]
+    options = dict(rules=("value", "gap"), homogeneous_copies=2, batch_size=2)
+    programs = {}
+    members = solvers.MembersSolver(teams, batch_members=True, programs=programs, **options)
+    together = members(boards)
+    assert [key[0] for key in programs] == ["members"]  # one program for the three teams
+    for k, team in enumerate(teams):
+        alone = solvers.TeamSolver(team, **options)
+        answers = alone(boards)
+        assert members.solvers[k].columns == alone.columns and "homogeneous_1" in alone.columns
+        for column in alone.columns:
+            name = solvers.member_column(k, column)
+            assert together.moves[name] == answers.moves[column], (k, column)
+            np.testing.assert_allclose(together.values[name], answers.values[column], rtol=1e-5, atol=1e-6)
+        assert {g: tuple(c.split("/", 1)[1] for c in cols) for g, cols in members.groups.items()
+                if g.startswith(f"member_{k}/")} == {solvers.member_column(k, g): cols for g, cols in alone.groups.items()}
+    # the teams' own networks: their answers differ
+    assert together.moves["member_0/player_0"] != together.moves["member_1/player_0"] or \
+        not np.allclose(together.values["member_0/player_0"], together.values["member_1/player_0"])
+    row = {"set": "x", **{f"{c}_solved": float(i) for i, c in enumerate(members.columns)}}
+    assert members.split(row, 1) == {"set": "x", **{f"{c}_solved": float(row[f"member_1/{c}_solved"])
+                                                    for c in members.solvers[1].columns}}
+    apart = solvers.MembersSolver(teams, batch_members=False, **options)
+    assert not apart.batch_members and apart(boards).moves == together.moves
+    other = Team(env=teams[2].env, apply_fn=teams[2].apply_fn, params=teams[2].params, num_players=2,
+                 lambdas=(1.0, 0.7), psi=teams[2].psi, l0=0.5, search_config=teams[2].search_config)
+    with pytest.raises(ValueError, match="search alike"):
+        solvers.MembersSolver(teams[:2] + [other], batch_members=True)
+    with pytest.raises(ValueError, match="one or more teams"):
+        solvers.MembersSolver([])
+
+
 def test_several_teams_choose_moves_as_members_of_one_program():
     """``move_choices.members_move_choices``: three teams' players on the same random
     positions in one vmapped program choose what each team chooses alone."""

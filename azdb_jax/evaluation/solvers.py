@@ -311,47 +311,17 @@ class TeamSolver:
     # ---------------------------------------------------------------- compiled search
 
     def _program(self, s: int, max_pieces: int) -> Callable:
-        """The jitted search of one padded batch by team ``s`` on the ``max_pieces`` move
-        generator: ``(params, psi, base_key, indices [B], states [B]) -> (players'
-        TeamSearch [B, n, ...], copies' TeamSearch [B, k, ...] or None)``, each position
-        searched alone with the key folded from ``base_key`` and its index. The network
-        parameters and ψ are arguments, so teams that differ only in them share it.
-        With ``batch_members`` (``s`` is then 0): the same for every team at once, the
-        parameters and ψ stacked on a leading member axis and the searches [K, B, n, ...]."""
+        """The jitted search of one padded batch by team ``s`` (``_search_program``); with
+        ``batch_members`` (``s`` is then 0) every team's at once."""
         searched = None if self.players is None else min(self.players, self.teams[s].num_players)
-        copies = self.homogeneous_copies if s == 0 else 0
-        key = ("members" if self.batch_members else "search", s, searched, copies, max_pieces)
-        if key in self._programs:
-            return self._programs[key]
-        team = team_for_pieces(self.teams[s], max_pieces)
-        players = None if searched is None else jnp.arange(searched, dtype=jnp.int32)
-
-        def one_position(params, psi, rng_key, state):
-            # Searched alone (a batch of one) so that its randomness is its own key's.
-            single = jax.tree.map(lambda x: x[None], state)
-            team_key, control_key = jax.random.split(rng_key)
-            out = team.with_arrays(params, psi).search(params, team_key, single, players=players)
-            control = None
-            if copies:
-                # Latent 0 has λ_0 = 1: the control searches alike in both modes.
-                control = planning.homogeneous_search(team.env, team.apply_fn, params, control_key, single,
-                                                      num_copies=copies, config=team.search_config)
-            return _squeeze(out), None if control is None else _squeeze(control)
-
-        def search(params, psi, base_key, indices, states):
-            keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(base_key, indices)
-            return jax.vmap(one_position, in_axes=(None, None, 0, 0))(params, psi, keys, states)
-
-        if self.batch_members:
-            search = jax.vmap(search, in_axes=(0, 0, None, None, None))
-        self._programs[key] = jax.jit(search)
-        return self._programs[key]
+        return _search_program(self._programs, self.teams[s], slot=s, searched=searched,
+                               copies=self.homogeneous_copies if s == 0 else 0, max_pieces=max_pieces,
+                               members=self.batch_members)
 
     @functools.cached_property
     def _stacked(self) -> Tuple[Any, Any]:
         """The teams' parameters and ψ stacked on a member axis (``batch_members``)."""
-        return (agent_lib.stack_members([t.params for t in self.teams]),
-                agent_lib.stack_members([t.psi for t in self.teams]))
+        return _stacked_arrays(self.teams)
 
     def _batches(self, boards: Sequence[chess.Board]
                  ) -> Iterator[Tuple[Batch, planning.TeamSearch, Optional[planning.TeamSearch]]]:
@@ -374,17 +344,31 @@ class TeamSolver:
 
     def __call__(self, boards: Sequence[chess.Board]) -> SolverOutput:
         """Moves (UCI) and values (side to move) of every column for ``boards``."""
-        moves: Dict[str, List[str]] = {name: [] for name in self.columns}
-        values: Dict[str, List[float]] = {name: [] for name in self.columns}
+        answers = self._answers()
         for batch, players, copies in self._batches(boards):
-            columns = self._columns(players, self._players)
-            if copies is not None:
-                columns.update(self._columns(copies, self._copies))
-            for name in self.columns:
-                actions, column_values = columns[name]
-                for b, (board, outcome) in enumerate(zip(batch.boards, batch.outcomes)):
-                    moves[name].append("" if outcome is not None else self._game.action_to_uci(int(actions[b]), board))
-                    values[name].append(outcome if outcome is not None else float(column_values[b]))
+            self._answer(answers, batch, players, copies)
+        return self._output(answers)
+
+    def _answers(self) -> Tuple[Dict[str, List[str]], Dict[str, List[float]]]:
+        """Empty moves and values per column, filled batch by batch by ``_answer``."""
+        return {name: [] for name in self.columns}, {name: [] for name in self.columns}
+
+    def _answer(self, answers, batch: Batch, players: planning.TeamSearch,
+                copies: Optional[planning.TeamSearch]) -> None:
+        """Appends one batch's moves and values of every column (host searches [B, P, ...])."""
+        moves, values = answers
+        columns = self._columns(players, self._players)
+        if copies is not None:
+            columns.update(self._columns(copies, self._copies))
+        for name in self.columns:
+            actions, column_values = columns[name]
+            for b, (board, outcome) in enumerate(zip(batch.boards, batch.outcomes)):
+                moves[name].append("" if outcome is not None else self._game.action_to_uci(int(actions[b]), board))
+                values[name].append(outcome if outcome is not None else float(column_values[b]))
+
+    @staticmethod
+    def _output(answers) -> SolverOutput:
+        moves, values = answers
         return SolverOutput(moves=moves, values={name: np.asarray(v, np.float64) for name, v in values.items()})
 
     def _columns(self, searched: planning.TeamSearch, members: _Members) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
@@ -461,6 +445,133 @@ class TeamSolver:
         return out
 
 
+def member_column(k: int, column: str) -> str:
+    """Column (or group) ``column`` of member ``k`` of a ``MembersSolver``."""
+    return f"member_{k}/{column}"
+
+
+class MembersSolver:
+    """Several teams of one configuration (an arm's training seeds, a population's
+    members) answering as separate teams, searched as members of one program.
+
+    Each team answers with the columns and groups of ``TeamSolver(team, **options)``
+    (its players, its rules, its own homogeneous control), named ``member_<k>/<column>``
+    (``member_column``); ``split`` takes one member's answers out of a row of
+    ``puzzles.run_lichess``, named as its own solver names them. An answer does not
+    depend on the batch a position comes in, so the rows are each team's own solver's.
+
+    Args:
+      teams: the teams.
+      batch_members: search every team's batch in one call of one program (``jax.vmap``
+        over the parameters and ψ, the control's copies too) rather than one call per
+        team. Default (None): where the teams search alike and the backend is not a CPU;
+        True insists (ValueError when the teams differ).
+      programs: a dict that holds the compiled searches (shared with ``TeamSolver``s of
+        these teams).
+      **options: ``TeamSolver``'s (``rules``, ``homogeneous_copies``, ``batch_size``, ...).
+    """
+
+    def __init__(self, teams: Sequence[Team], *, batch_members: Optional[bool] = None,
+                 programs: Optional[Dict[Any, Callable]] = None, **options):
+        teams = list(teams)
+        if not teams or not all(isinstance(t, Team) for t in teams):
+            raise ValueError("MembersSolver needs a sequence of one or more teams")
+        self._programs: Dict[Any, Callable] = {} if programs is None else programs
+        self.solvers = [TeamSolver(team, programs=self._programs, **options) for team in teams]
+        alike = _search_alike(teams)
+        if batch_members and not alike:
+            raise ValueError("batch_members: the teams must search alike (one network, team size, search settings, "
+                             "λ_i, ℓ0 and search mode)")
+        self.batch_members = alike and jax.default_backend() != "cpu" if batch_members is None else bool(batch_members)
+        self.teams = teams
+        self.columns: Tuple[str, ...] = tuple(member_column(k, c) for k, solver in enumerate(self.solvers)
+                                              for c in solver.columns)
+        self.groups: Dict[str, Tuple[str, ...]] = {
+            member_column(k, group): tuple(member_column(k, c) for c in columns)
+            for k, solver in enumerate(self.solvers) for group, columns in solver.groups.items()}
+
+    def __call__(self, boards: Sequence[chess.Board]) -> SolverOutput:
+        """Moves and values of every member's columns for ``boards``."""
+        outputs = self._batched(boards) if self.batch_members else [solver(boards) for solver in self.solvers]
+        moves = {member_column(k, c): m for k, out in enumerate(outputs) for c, m in out.moves.items()}
+        values = {member_column(k, c): v for k, out in enumerate(outputs) for c, v in out.values.items()}
+        return SolverOutput(moves=moves, values=values)
+
+    def _batched(self, boards: Sequence[chess.Board]) -> List[SolverOutput]:
+        first = self.solvers[0]
+        searched = None if first.players is None else min(first.players, first.team.num_players)
+        stacked = _stacked_arrays(self.teams)
+        answers = [solver._answers() for solver in self.solvers]  # pylint: disable=protected-access
+        boards = list(boards)
+        for begin in range(0, len(boards), first.batch_size):
+            batch = prepare_batch(first._game, boards[begin:begin + first.batch_size], first.batch_size,  # pylint: disable=protected-access
+                                  first.team.env)
+            program = _search_program(self._programs, first.team, slot=0, searched=searched,
+                                      copies=first.homogeneous_copies, max_pieces=batch.max_pieces, members=True)
+            players, copies = jax.device_get(program(*stacked, jax.random.PRNGKey(first.seed), batch.indices,
+                                                     batch.states))
+            for k, solver in enumerate(self.solvers):
+                pick = lambda tree, k=k: None if tree is None else jax.tree.map(lambda x: x[k], tree)  # noqa: E731
+                solver._answer(answers[k], batch, pick(players), pick(copies))  # pylint: disable=protected-access
+        return [solver._output(a) for solver, a in zip(self.solvers, answers)]  # pylint: disable=protected-access
+
+    def split(self, row: Dict[str, Any], k: int) -> Dict[str, Any]:
+        """Member ``k``'s part of a row whose answers are this solver's: the shared fields,
+        then member ``k``'s fields without their prefix (the others' dropped)."""
+        prefix = member_column(k, "")
+        out = {}
+        for name, value in row.items():
+            if name.startswith(prefix):
+                out[name[len(prefix):]] = value
+            elif not name.startswith("member_"):
+                out[name] = value
+        return out
+
+
+def _search_program(programs: Dict[Any, Callable], team: Team, *, slot: int, searched: Optional[int], copies: int,
+                    max_pieces: int, members: bool) -> Callable:
+    """The jitted search of one padded batch by ``team`` (the first ``searched`` latents,
+    all for None; ``copies`` control copies of latent 0) on the ``max_pieces`` move
+    generator: ``(params, psi, base_key, indices [B], states [B]) -> (players' TeamSearch
+    [B, n, ...], copies' TeamSearch [B, k, ...] or None)``, each position searched alone
+    with the key folded from ``base_key`` and its index. The network parameters and ψ are
+    arguments, so teams that differ only in them share it (kept in ``programs`` under
+    ``slot``, the team's place in its solver). ``members``: the same for several teams at
+    once, their parameters and ψ stacked on a leading member axis and the searches
+    [K, B, n, ...]."""
+    key = ("members" if members else "search", slot, searched, copies, max_pieces)
+    if key in programs:
+        return programs[key]
+    team = team_for_pieces(team, max_pieces)
+    players = None if searched is None else jnp.arange(searched, dtype=jnp.int32)
+
+    def one_position(params, psi, rng_key, state):
+        # Searched alone (a batch of one) so that its randomness is its own key's.
+        single = jax.tree.map(lambda x: x[None], state)
+        team_key, control_key = jax.random.split(rng_key)
+        out = team.with_arrays(params, psi).search(params, team_key, single, players=players)
+        control = None
+        if copies:
+            # Latent 0 has λ_0 = 1: the control searches alike in both modes.
+            control = planning.homogeneous_search(team.env, team.apply_fn, params, control_key, single,
+                                                  num_copies=copies, config=team.search_config)
+        return _squeeze(out), None if control is None else _squeeze(control)
+
+    def search(params, psi, base_key, indices, states):
+        keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(base_key, indices)
+        return jax.vmap(one_position, in_axes=(None, None, 0, 0))(params, psi, keys, states)
+
+    if members:
+        search = jax.vmap(search, in_axes=(0, 0, None, None, None))
+    programs[key] = jax.jit(search)
+    return programs[key]
+
+
+def _stacked_arrays(teams: Sequence[Team]) -> Tuple[Any, Any]:
+    """The teams' parameters and ψ stacked on a member axis."""
+    return (agent_lib.stack_members([t.params for t in teams]), agent_lib.stack_members([t.psi for t in teams]))
+
+
 def _search_alike(teams: Sequence[Team]) -> bool:
     """Whether the teams differ only in their parameters' values and ψ (one configuration's
     seeds): one compiled search serves them all, as members of one program. The network is
@@ -486,6 +597,6 @@ def _squeeze(searched: planning.TeamSearch) -> planning.TeamSearch:
                              lcb_action=searched.lcb_action[0])
 
 
-__all__ = ["TeamSolver", "DEFAULT_RULES", "PLAYER_MOVES", "MAX_OVER_LATENTS", "MAX_OVER_SEEDS", "HOMOGENEOUS_MAX",
+__all__ = ["TeamSolver", "MembersSolver", "member_column", "DEFAULT_RULES", "PLAYER_MOVES", "MAX_OVER_LATENTS", "MAX_OVER_SEEDS", "HOMOGENEOUS_MAX",
            "CHILD_BATCH", "position_index", "Batch", "prepare_batch", "team_for_pieces", "player_column",
            "copy_column", "rule_column", "max_group"]

@@ -30,9 +30,11 @@ Rows: one per (run or engine, set, puzzle) with ``<column>_solved`` (0/1),
 ``<column>_failed_step`` and ``<column>_moves`` for every column.
 """
 
+import itertools
 import time
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
+import jax
 import numpy as np
 
 from azdb_jax import games
@@ -94,9 +96,15 @@ def _across_seeds(rows: List[Dict[str, Any]], arm: str, column: str, runs: Seque
     return out
 
 
-def evaluate(results: Results) -> dict:
-    """Evaluates the group into ``results`` (``eval/solve_rates.json|csv``); returns the report."""
+def evaluate(results: Results, *, batch_members: Optional[bool] = None) -> dict:
+    """Evaluates the group into ``results`` (``eval/solve_rates.json|csv``); returns the report.
+
+    ``batch_members``: an arm's runs of one configuration (its seeds) answer as members of
+    one program (``solvers.MembersSolver``: every run's players, rules and homogeneous
+    control, one call per batch for all runs) rather than one run after another; the same
+    rows either way. Default (None): off a CPU, where the members run side by side."""
     start = time.perf_counter()
+    batched = jax.default_backend() != "cpu" if batch_members is None else bool(batch_members)
     sizes = results.scale.eval
     game = results.scale.game
     sets = common.puzzle_sets(game, sizes.puzzles_per_set)
@@ -111,19 +119,29 @@ def evaluate(results: Results) -> dict:
         if not found:
             results.first_run(arm)  # ResultsError saying how to train it
         runs_of[arm] = []
-        for run in found:
-            team = loading.load_team(run.workdir, num_simulations=sizes.simulations)
-            team_rules = common.RULES if team.num_players > 1 else ()
-            solver = solvers.TeamSolver(team, rules=team_rules, homogeneous_copies=team.num_players if arm == "azdb"
-                                        else 0, batch_size=16, seed=SEED,
-                                        programs=programs.setdefault(run.configuration, {}))
-            rows += common.solve(solver, sets, labels={"arm": arm, "run": run.name, "seed": run.seed,
-                                                       "step": team.step, "search": team.search_mode})
-            runs_of[arm].append(run.name)
-            names.append(run.name)
-            teams.setdefault(arm, []).append(team)
-            if arm == "azdb":
-                num_players, search = team.num_players, team.search_description()
+        # The arm's consecutive runs of one configuration answer together (its seeds).
+        for _, group in itertools.groupby(found, key=lambda run: run.configuration):
+            group = list(group)
+            group_teams = [loading.load_team(run.workdir, num_simulations=sizes.simulations) for run in group]
+            team = group_teams[0]
+            options = dict(rules=common.RULES if team.num_players > 1 else (),
+                           homogeneous_copies=team.num_players if arm == "azdb" else 0, batch_size=16, seed=SEED,
+                           programs=programs.setdefault(group[0].configuration, {}))
+            labels = [{"arm": arm, "run": run.name, "seed": run.seed, "step": t.step, "search": t.search_mode}
+                      for run, t in zip(group, group_teams)]
+            if batched and len(group) > 1:
+                solver = solvers.MembersSolver(group_teams, batch_members=True, **options)
+                joint = common.solve(solver, sets, labels={})
+                rows += [{**labels[k], **solver.split(row, k)} for k in range(len(group)) for row in joint]
+            else:
+                for t, run_labels in zip(group_teams, labels):
+                    rows += common.solve(solvers.TeamSolver(t, **options), sets, labels=run_labels)
+            for run, t in zip(group, group_teams):
+                runs_of[arm].append(run.name)
+                names.append(run.name)
+                teams.setdefault(arm, []).append(t)
+                if arm == "azdb":
+                    num_players, search = t.num_players, t.search_description()
     several = all(len(teams.get(arm, ())) > 1 for arm in ("az", "azdb"))
     for arm, players in (("az", 1), ("azdb", None)):  # Fig. 5 right: the seeds as one team
         if several:
@@ -161,7 +179,7 @@ def evaluate(results: Results) -> dict:
         "num_players": num_players, "azdb_search": search,
         "engine": engine_name, "engine_column": engine_column, "engine_nodes": sizes.engine_nodes,
         "runs": runs_of, "bars": layout, "rates": rates, "across_seeds": across,
-        "stderr_over": "seeds" if len(runs_of["azdb"]) > 1 else "puzzles",
+        "stderr_over": "seeds" if len(runs_of["azdb"]) > 1 else "puzzles", "members_batched": batched,
         "note": ("multi-step puzzles follow the fixed line; a rule may switch players between steps, so max over "
                  "latents bounds the rules on one-move sets (mate_in_1, only_move)"),
     }
