@@ -15,7 +15,10 @@ How the member axis is run (``member_map``, per phase; ``member_maps``):
   program (a loop), each through the plain phase's operations; compiled once whatever K.
 - ``"unroll"``: the phase written out once per member in the program: the plain run's
   operations, without a loop around them; compiling grows with K.
-- ``"auto"`` (the default): what ``benchmarks/population.py`` measured fastest on the
+- ``"groups"`` (learner only): the learner step written out for a group of
+  ``LEARNER_GROUP`` members and called once per group from the host, the group an
+  argument of the program: ``unroll``'s operations, compiled once whatever K.
+- ``"auto"`` (the default): what ``benchmarks/population.py`` measured best on the
   backend.
 
 ``benchmarks/population.py`` measures each against K plain runs one after another.
@@ -61,7 +64,8 @@ from azdb_jax import distributed, networks, runner, sharding, trainer
 from azdb_jax import runs as runs_lib
 from azdb_jax.files import write_atomic
 
-MEMBER_MAPS = ("vmap", "map", "unroll")
+MEMBER_MAPS = ("vmap", "map", "unroll", "groups")
+LEARNER_GROUP = 2  # members a "groups" learner call steps (the plain step written out for each)
 MANIFEST = "population.json"
 
 
@@ -85,6 +89,8 @@ def over_members(fn: Callable, member_map: str) -> Callable:
         many = functools.partial(jax.lax.map, fn)
     elif member_map == "unroll":
         many = lambda stacked: stack([fn(member(stacked, k)) for k in range(_size(stacked))])  # noqa: E731
+    elif member_map == "groups":
+        raise ValueError("member_map 'groups' runs only the learner (population.member_maps)")
     else:
         raise ValueError(f"member_map: {member_map!r} is not one of {', '.join(MEMBER_MAPS)}")
     return one_or_many
@@ -130,14 +136,15 @@ class PopulationPrograms(NamedTuple):
 
 def member_maps(member_map: str = "auto", backend: Optional[str] = None) -> Tuple[str, str]:
     """The (self-play, learner) member maps of ``member_map``: one of ``MEMBER_MAPS`` for
-    both phases, two joined by a comma (``"map,unroll"``), or ``"auto"``: the fastest
-    measured on the backend (``benchmarks/population.py``, docs/performance.md). On a CPU
-    that is ``map`` for self-play (its plies are a loop already) and ``unroll`` for the
-    learner (XLA:CPU runs convolution gradients inside a loop several times slower, and
-    batched weights as grouped convolutions); elsewhere ``vmap`` for both, which runs the
-    members side by side."""
+    both phases (``groups`` for the learner only), two joined by a comma
+    (``"map,unroll"``), or ``"auto"``: what ``benchmarks/population.py`` measured best on
+    the backend (docs/performance.md). On a CPU that is ``map`` for self-play (its plies
+    are a loop already) and ``groups`` for the learner (XLA:CPU runs convolution gradients
+    inside a loop several times slower, and batched weights as grouped convolutions;
+    ``unroll`` trains about as fast but compiles the step once per member); elsewhere
+    ``vmap`` for both, which runs the members side by side."""
     if member_map == "auto":
-        return ("map", "unroll") if (backend or jax.default_backend()) == "cpu" else ("vmap", "vmap")
+        return ("map", "groups") if (backend or jax.default_backend()) == "cpu" else ("vmap", "vmap")
     names = [name.strip() for name in member_map.split(",")]
     if len(names) == 1:
         names = names * 2
@@ -145,6 +152,8 @@ def member_maps(member_map: str = "auto", backend: Optional[str] = None) -> Tupl
     if len(names) != 2 or unknown:
         raise ValueError(f"member_map: {member_map!r} is not 'auto', one of {', '.join(MEMBER_MAPS)}, "
                          f"or two of them joined by a comma (self-play, learner)")
+    if names[0] == "groups":
+        raise ValueError(f"member_map: {member_map!r}: 'groups' runs only the learner (e.g. 'map,groups')")
     return names[0], names[1]
 
 
@@ -182,11 +191,85 @@ def _population_jits(kept: runner.Programs, maps: Tuple[str, str], mesh: Mesh, a
     init = jax.jit(_on_devices(over_members(functools.partial(trainer.init_trainer, components,
                                                               window=kept.abstract.pending), "map"), mesh),
                    in_shardings=members, out_shardings=members, compiler_options=networks.RUN_ONCE_COMPILER_OPTIONS)
-    learner = phase(trainer.learner_phase_step, maps[1])
+    if maps[1] == "groups":
+        learner = _learner_in_groups(components, mesh)
+    else:
+        learner = phase(trainer.learner_phase_step, maps[1])
     _JITS[key] = (kept, (init, selfplay, learner))
     while len(_JITS) > 8:
         _JITS.pop(next(iter(_JITS)))
     return init, selfplay, learner
+
+
+def _learner_in_groups(components: trainer.Components, mesh: Mesh) -> Callable:
+    """The ``"groups"`` learner step of stacked members: one call of one program per
+    group of ``LEARNER_GROUP`` members on each device (1 when a device's member count is
+    odd), the group's index an argument. A call slices its group out of the members (the
+    replay buffer only read), steps each member's network as the plain step does, and
+    writes the group's networks, keys and metrics back in place (the states donated)."""
+    step = functools.partial(trainer.learner_phase_step, components)
+    members = PartitionSpec(sharding.DATA_AXIS)
+
+    def group_size(local: int) -> int:
+        return LEARNER_GROUP if local % LEARNER_GROUP == 0 else 1
+
+    def one_group(states, metrics, group):
+        size = group_size(_size(states))
+        start = group * size
+        stepped, group_metrics = over_members(step, "unroll")(
+            jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, size), states))
+        put = lambda whole, part: jax.lax.dynamic_update_slice_in_dim(whole, part, start, 0)  # noqa: E731
+        states = states._replace(train_state=jax.tree.map(put, states.train_state, stepped.train_state),
+                                 rng_key=put(states.rng_key, stepped.rng_key))
+        return states, jax.tree.map(put, metrics, group_metrics)
+
+    if mesh.size > 1:
+        one_group = jax.shard_map(one_group, mesh=mesh, in_specs=(members, members, PartitionSpec()),
+                                  out_specs=(members, members), check_vma=False)
+    placed = NamedSharding(mesh, members)
+    call = jax.jit(one_group, in_shardings=(placed, placed, NamedSharding(mesh, PartitionSpec())),
+                   out_shardings=(placed, placed), donate_argnums=(0, 1))
+
+    return _GroupedLearner(call, step, placed, mesh.size, group_size)
+
+
+class _GroupedLearner:
+    """The ``"groups"`` learner step: ``(states) -> (states, metrics)`` as a jitted phase
+    is called, and ``lower(states).compile()`` as one is compiled ahead of time."""
+
+    def __init__(self, call: Callable, step: Callable, placed: NamedSharding, devices: int,
+                 group_size: Callable[[int], int]):
+        self._call, self._step, self._placed, self._devices, self._group_size = call, step, placed, devices, group_size
+        self._zeros: Dict[int, Callable] = {}  # per member count: the metrics' initial zeros
+
+    def _metrics(self, states):
+        count = _size(states)
+        if count not in self._zeros:
+            shapes = jax.eval_shape(lambda s: over_members(self._step, "map")(s)[1], states)
+            self._zeros[count] = jax.jit(lambda: jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), shapes),
+                                         out_shardings=self._placed)
+        return self._zeros[count]()
+
+    def _run(self, call: Callable, states):
+        metrics = self._metrics(states)
+        local = _size(states) // self._devices
+        for group in range(local // self._group_size(local)):
+            states, metrics = call(states, metrics, np.int32(group))
+        return states, metrics
+
+    def __call__(self, states):
+        return self._run(self._call, states)
+
+    def lower(self, states) -> "_GroupedLearner._Lowered":
+        return self._Lowered(self, self._call.lower(states, self._metrics(states), np.int32(0)))
+
+    class _Lowered(NamedTuple):
+        learner: Any
+        lowered: Any
+
+        def compile(self) -> Callable:
+            executable = self.lowered.compile()
+            return functools.partial(self.learner._run, executable)  # pylint: disable=protected-access
 
 
 def programs(config: config_lib.TrainConfig, member_map: str = "auto", workdir=None, *,

@@ -261,7 +261,7 @@ def test_population_benchmark_times_members_against_plain_runs():
 @pytest.mark.slow
 def test_population_drift_compares_members_with_plain_runs():
     report = _run("population_drift.py", "--members=2", "--iterations=2", document=True)
-    assert report["members"] == 2 and report["member_maps"] == ["map", "unroll"]
+    assert report["members"] == 2 and report["member_maps"] == ["map", "groups"]
     assert report["largest_relative_difference"]["train/loss"] < 1e-5  # the same runs, within rounding
     for name, plain in report["final"]["plain"].items():
         assert report["final"]["population"][name]["mean"] == pytest.approx(plain["mean"], rel=1e-4, abs=1e-6)

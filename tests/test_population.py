@@ -162,12 +162,14 @@ def test_arms_of_one_shape_train_as_one_population(plain_runs, tmp_path):
 
 
 def test_member_maps_and_bad_input(tmp_path):
-    assert population.member_maps("auto", backend="cpu") == ("map", "unroll")
+    assert population.member_maps("auto", backend="cpu") == ("map", "groups")
     assert population.member_maps("auto", backend="gpu") == ("vmap", "vmap")
     assert population.member_maps("vmap") == ("vmap", "vmap")
     assert population.member_maps("map, unroll") == ("map", "unroll")
     with pytest.raises(ValueError, match="member_map"):
         population.member_maps("pmap")
+    with pytest.raises(ValueError, match="runs only the learner"):
+        population.member_maps("groups")
     with pytest.raises(ValueError, match="repeats a seed"):
         population.train(_config(), tmp_path, [3, 3], progress=False)
     with pytest.raises(FileNotFoundError, match="no population"):
@@ -238,6 +240,22 @@ DEVICES_SCRIPT = textwrap.dedent("""
         out[devices] = [_records(population.member_dir(workdir, seed)) for seed in range(4)]
     print(json.dumps(out))
 """)
+
+
+@pytest.mark.slow
+def test_learner_groups_step_every_member_as_unrolled_steps_do(tmp_path):
+    """The ``groups`` learner (a group of members per call, the group an argument) gives
+    every member the records of the ``unroll`` learner bit for bit: 4 members (two
+    groups, so the second group's slice and write-back are used) and 3 (groups of one)."""
+    config = config_lib.apply_overrides(_config(3), ["run.checkpoint_every=0"])
+    for members in (4, 3):
+        records = {}
+        for member_map in ("map,unroll", "map,groups"):
+            folder = tmp_path / f"{members}_{member_map.replace(',', '_')}"
+            population.train(config, folder, list(range(members)), member_map=member_map, progress=False)
+            records[member_map] = [_records(run) for run in population.member_dirs(folder)]
+        assert records["map,groups"] == records["map,unroll"], members
+        assert records["map,groups"][0] != records["map,groups"][-1]  # the members are different runs
 
 
 @pytest.mark.slow

@@ -51,7 +51,8 @@ _STOP_AFTER = flags.DEFINE_integer("stop_after", None, "Stop after this many ite
 _SEEDS = flags.DEFINE_list("seeds", [], "Train a population: one member per seed (replaces run.seed), in one "
                            "program; each member's run in WORKDIR/seed_<s>/.")
 _MEMBER_MAP = flags.DEFINE_string("member_map", "auto", "How a population's members are run: auto, vmap, map, "
-                                  "unroll, or two joined by a comma (self-play, learner); azdb_jax.population.")
+                                  "unroll, or two joined by a comma (self-play, learner; the learner also "
+                                  "groups); azdb_jax.population.")
 distributed.define_flags()  # --coordinator, --num_processes, --process_id
 _SUMMARY = flags.DEFINE_bool("summary", True, "At the end, print the team's summary table and write summary.png.")
 _SUMMARY_POSITIONS = flags.DEFINE_integer("summary_positions", 200, "Random positions for the summary's "
