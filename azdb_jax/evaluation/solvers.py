@@ -466,9 +466,10 @@ class MembersSolver:
         over the parameters and ψ, the control's copies too) rather than one call per
         team. Default (None): where the teams search alike and the backend is not a CPU;
         True insists (ValueError when the teams differ).
-      programs: a dict that holds the compiled searches (shared with ``TeamSolver``s of
-        these teams).
-      **options: ``TeamSolver``'s (``rules``, ``homogeneous_copies``, ``batch_size``, ...).
+      programs: a dict that holds the compiled searches (shared with a ``TeamSolver`` of
+        any of these teams).
+      **options: keyword arguments of ``TeamSolver`` (``rules``, ``homogeneous_copies``,
+        ``batch_size``, ...).
     """
 
     def __init__(self, teams: Sequence[Team], *, batch_members: Optional[bool] = None,
