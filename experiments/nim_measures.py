@@ -3,6 +3,7 @@
   python experiments/nim_measures.py --workdir=runs/nim
   python experiments/nim_measures.py --workdir=runs/nim --steps=10,20,30 --simulations=32 --games=32
   python experiments/nim_measures.py --workdir=runs/nim7 --max_positions=10000 --nosearch --nochampion
+  python experiments/nim_measures.py --workdir=runs/nim5 --max_positions=0 --nochampion --initial
 
 For every checkpoint and team player: the expert measure (policy top-1 accuracy against
 the nim-sum winning moves, value sign accuracy, both also after search) over every
@@ -10,7 +11,8 @@ position of the run's Nim game (or ``--max_positions`` drawn uniformly: Zhou & R
 measure 10,000 of the 6- and 7-heap boards); then the champion measure: every (checkpoint, player)
 plays every other one (both colours, ``--seeds`` rounds of ``--games`` games) and
 maximum-likelihood Elo ratings are fitted, anchored at the earliest checkpoint's
-player 0, next to each agent's score against the Nim oracle. The report is
+player 0, next to each agent's score against the Nim oracle. ``--initial`` adds the
+run's untrained network as step 0 (what search alone finds with it). The report is
 ``<out>.json`` (summary with the pairwise results, and one row per checkpoint and
 player) and ``<out>.csv`` (the rows); default ``<workdir>/reports/nim_measures``.
 """
@@ -47,8 +49,12 @@ def main(argv: List[str]) -> None:
             steps = sorted(manager.all_steps())
         if not steps:
             raise FileNotFoundError(f"no checkpoints in {workdir / 'checkpoints'}")
+    if _INITIAL.value and steps[0] <= 0:
+        raise ValueError(f"--initial measures the untrained network as step 0, but --steps has {steps[0]}")
     teams = [(step, loading.load_team(workdir, step=step, num_simulations=_SIMULATIONS.value))
              for step in tqdm.tqdm(steps, desc="loading", unit="ckpt")]
+    if _INITIAL.value:
+        teams.insert(0, (0, _initial_team(workdir, teams[0][1])))
     summary, rows = nim_eval.measure_checkpoints(teams, num_games=_GAMES.value, num_seeds=_SEEDS.value,
                                                  seed=_SEED.value, max_positions=_MAX_POSITIONS.value or None,
                                                  search=_SEARCH.value, champion=_CHAMPION.value)
@@ -56,7 +62,19 @@ def main(argv: List[str]) -> None:
     out = _OUT.value or str(workdir / "reports" / "nim_measures")
     json_path, csv_path = reports.write_report(out, summary, rows)
     print(nim_eval.format_measures(rows))
-    print(f"Nim measures of {len(steps)} checkpoint(s): report written to {json_path} and {csv_path}")
+    print(f"Nim measures of {len(teams)} checkpoint(s): report written to {json_path} and {csv_path}")
+
+
+def _initial_team(workdir: pathlib.Path, like):
+    """``like`` (a checkpoint's team of the run) with the run's initial network and ψ: what
+    its configuration and seed build before any training (``trainer.init_trainer``)."""
+    import jax  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax import runner, runs  # pylint: disable=g-import-not-at-top
+
+    config = runs.load_run_config(workdir)
+    state = runner.programs(config, workdir, num_devices=1, local=True).init(jax.random.PRNGKey(config.run.seed))
+    return like.with_arrays(state.train_state.params, state.expected_features.psi)
 
 
 if __name__ == "__main__":
@@ -72,6 +90,8 @@ if __name__ == "__main__":
                                           "positions, drawn uniformly with --seed (0: every position).",
                                           lower_bound=0)
     _SEARCH = flags.DEFINE_bool("search", True, "Also the expert measure after search.")
+    _INITIAL = flags.DEFINE_bool("initial", False, "Also the run's untrained network (its configuration and seed, "
+                                 "before the first iteration) as step 0: the baseline of the measures after search.")
     _CHAMPION = flags.DEFINE_bool("champion", True, "Also the champion measure (round robin of the checkpoints' "
                                   "players, Elo, score against the oracle).")
     app.run(cli.input_errors_exit(main))

@@ -417,3 +417,33 @@ def test_tiny_results_folder_through_the_scripts_and_the_notebook(tmp_path):
             [r["team_top1_accuracy_any"] for r in rows if r["player"] == 0])
     for name in ("nim_elo", "nim_accuracy", "nim_losses", "nim_team"):
         assert (root / "figures" / f"{name}.png").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_initial_network_is_the_runs_network_before_its_first_update(tmp_path):
+    """``nim_measures.py --initial``: step 0 is the network the run started from. A run
+    whose learner never updates (its batch larger than the games of its one iteration)
+    saves that same network at step 1, so both rows must hold the same measures."""
+    import pathlib  # pylint: disable=g-import-not-at-top
+    import subprocess  # pylint: disable=g-import-not-at-top
+    import sys  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    config = config_lib.apply_overrides(_tiny(5, (1, 2, 3)), ["run.num_iterations=1", "run.batch_size=500",
+                                                               "run.eval_every=0"])
+    runner.train(config, tmp_path / "run", progress=False)
+    assert json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])["learner_ready"] == 0.0
+    done = subprocess.run([sys.executable, str(repo / "experiments" / "nim_measures.py"), f"--workdir={tmp_path / 'run'}",
+                           "--max_positions=0", "--nochampion", "--initial"], capture_output=True, text=True, cwd=repo)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Nim measures of 2 checkpoint(s)" in done.stdout
+    rows = json.loads((tmp_path / "run" / "reports" / "nim_measures.json").read_text())["rows"]
+    assert [row["step"] for row in rows] == [0, 1]
+    measured = [{k: v for k, v in row.items() if k not in ("step", "name")} for row in rows]
+    assert measured[0] == measured[1] and measured[0]["search_top1_accuracy"] is not None
+    bad = subprocess.run([sys.executable, str(repo / "experiments" / "nim_measures.py"),
+                          f"--workdir={tmp_path / 'run'}", "--steps=0,1", "--nochampion", "--initial"],
+                         capture_output=True, text=True, cwd=repo)
+    assert bad.returncode != 0 and "--initial measures the untrained network as step 0" in bad.stderr
