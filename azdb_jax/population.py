@@ -511,6 +511,10 @@ def _broadcast_bits(tree: Any, is_source: bool) -> Any:
     integers of their width, so that the sum with the others' zeros that carries them is
     exact (a float -0.0 stays -0.0)."""
     dtypes = [np.asarray(x).dtype for x in jax.tree.leaves(tree)]
+    wide = sorted({str(d) for d in dtypes if d.itemsize not in _BITS})
+    if wide:
+        raise ValueError(f"a member's state holds {', '.join(wide)} arrays, which cannot be sent between processes "
+                         f"bit for bit (widths of 1, 2 or 4 bytes only)")
     bits = jax.tree.map(lambda x: np.array(x, copy=True).view(_BITS[np.asarray(x).dtype.itemsize]), tree)
     received = multihost_utils.broadcast_one_to_all(bits, is_source=is_source)
     leaves = [np.asarray(x).view(dtype) for x, dtype in zip(jax.tree.leaves(received), dtypes)]
