@@ -20,4 +20,6 @@ bash scripts/install_system_deps.sh
 if [ -z "${AZDB_DATA_DIR:-}" ] && [ -d ../shared/data ]; then
   export AZDB_DATA_DIR="$(cd ../shared/data && pwd)"
 fi
-exec .venv/bin/python -m pytest -n "${AZDB_TEST_WORKERS:-2}" --dist loadfile "${tier[@]}" "$@"
+# A worker that dies (a crash in native code) ends the run at once with its test named: replacing
+# it, pytest-xdist 3.8 once waited for the lost worker's remaining tests until CI's time limit.
+exec .venv/bin/python -m pytest -n "${AZDB_TEST_WORKERS:-2}" --dist loadfile --max-worker-restart=0 "${tier[@]}" "$@"
