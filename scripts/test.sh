@@ -20,6 +20,18 @@ bash scripts/install_system_deps.sh
 if [ -z "${AZDB_DATA_DIR:-}" ] && [ -d ../shared/data ]; then
   export AZDB_DATA_DIR="$(cd ../shared/data && pwd)"
 fi
-# A worker that dies (a crash in native code) ends the run at once with its test named: replacing
-# it, pytest-xdist 3.8 once waited for the lost worker's remaining tests until CI's time limit.
-exec .venv/bin/python -m pytest -n "${AZDB_TEST_WORKERS:-2}" --dist loadfile --max-worker-restart=0 "${tier[@]}" "$@"
+# A test process that dies (jaxlib has crashed one in native code, rarely: scripts/pytest_resume.py)
+# ends the run with its test named (pytest-xdist's own restart once waited for the lost worker's
+# tests until CI's time limit); when that was the run's only failure, the same command runs once
+# more without the tests that finished.
+record="$(mktemp -d)"
+trap 'rm -rf "$record"' EXIT
+run=(.venv/bin/python -m pytest -n "${AZDB_TEST_WORKERS:-2}" --dist loadfile --max-worker-restart=0
+     -p scripts.pytest_resume "${tier[@]}" "$@")
+status=0
+"${run[@]}" --resume-record="$record" || status=$?
+if [ "$status" -ne 0 ] && .venv/bin/python scripts/pytest_resume.py "$record"; then
+  status=0
+  "${run[@]}" --resume-done="$record/done" || status=$?
+fi
+exit "$status"

@@ -1,7 +1,7 @@
 """Shared fixtures: where the third-party test data lives.
 
-Also: JAX's persistent compilation cache (off unless ``JAX_COMPILATION_CACHE_DIR`` names a
-folder) and the XLA flags the test processes compile with (below).
+Also: a persistent JAX compilation cache shared by the test processes, and the XLA flags
+they compile with (below).
 
 The data are never part of the repository; point ``AZDB_DATA_DIR`` at a folder laid
 out like ``shared/data`` (sts/, puzzles/, openings/, books/, suites/). Without it the
@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import pathlib
+import tempfile
 
 # The test processes compile with LLVM's optimisations off (``--xla_backend_optimization_level=0``),
 # and so do the notebooks, scripts and engines they start (they inherit the environment): the
@@ -58,35 +59,29 @@ def in_user_xla_process(request) -> bool:
 import jax  # noqa: E402  (XLA reads XLA_FLAGS when its first backend is created, after this import)
 import pytest  # noqa: E402
 
-# JAX's persistent compilation cache is off in the test processes and in what they start
-# (``JAX_ENABLE_COMPILATION_CACHE=false`` in the environment: notebooks' kernels, scripts,
-# engines), unless the person running the tests names a folder in ``JAX_COMPILATION_CACHE_DIR``.
-# jaxlib 0.10.2's CPU client crashed with a segmentation fault inside the cache's executable
-# serialisation (``LoadedExecutable.serialize``, writing a chess search's entry) in one whole
-# suite and inside its deserialisation (``deserialize_executable``, reading a chess training
-# step's entry) in a CI run; neither reproduced alone (250 round trips of a suite's chess
-# entries), and pytest-xdist then waited for the lost worker's tests until CI's time limit.
-# Sharing compiled programs between the workers and the processes they start is not worth a
-# flaky native crash in CI; on a developer's machine a named folder makes a second run compile
-# less (programs of at least half a second to compile are kept).
-_JIT_CACHE = os.environ.get("JAX_COMPILATION_CACHE_DIR", "")
-_CACHE_WRITABLE = False
-if _JIT_CACHE:
-    try:
-        os.makedirs(_JIT_CACHE, exist_ok=True)
-        _CACHE_WRITABLE = os.access(_JIT_CACHE, os.W_OK)
-    except OSError:
-        pass
+# Many tests build the same small programs (in several xdist workers, in subprocesses and
+# across repeated training runs); a shared persistent compilation cache compiles each once.
+# Programs that take at least half a second to compile are cached (the notebooks' kernels and
+# the scripts the tests start inherit the setting). Caching every program (threshold 0) took
+# four notebook tests 15 % less time but wrote ~15x as many entries (8,350 against 552 in a
+# whole suite run), each a serialization of the executable under the cache's lock, and a
+# worker once aborted inside such a write: not worth the exposure.
+# One folder per user: another user's folder in the shared temporary directory is not
+# writable, and JAX would warn on every compile (breaking the tests that read stderr).
+_JIT_CACHE = os.environ.setdefault(
+    "JAX_COMPILATION_CACHE_DIR",
+    os.path.join(tempfile.gettempdir(), f"azdb_jax_test_jit_cache_{getattr(os, 'getuid', lambda: 'user')()}"))
+try:
+    os.makedirs(_JIT_CACHE, exist_ok=True)
+    _CACHE_WRITABLE = os.access(_JIT_CACHE, os.W_OK)
+except OSError:
+    _CACHE_WRITABLE = False
 if _CACHE_WRITABLE:
-    os.environ.pop("JAX_ENABLE_COMPILATION_CACHE", None)  # a parent test process may have turned it off
-    jax.config.update("jax_enable_compilation_cache", True)
     jax.config.update("jax_compilation_cache_dir", _JIT_CACHE)
     _MIN_SECONDS = os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
     jax.config.update("jax_persistent_cache_min_compile_time_secs", float(_MIN_SECONDS))
 else:
-    os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
-    os.environ["JAX_ENABLE_COMPILATION_CACHE"] = "false"  # what the tests start (an engine's own --jit_cache too)
-    jax.config.update("jax_enable_compilation_cache", False)
+    del os.environ["JAX_COMPILATION_CACHE_DIR"]  # subprocesses compile without a cache too
 
 _REPO = pathlib.Path(__file__).resolve().parents[1]
 

@@ -1,8 +1,8 @@
 """The test processes' XLA flags (tests/conftest.py): unoptimised compiles here and in what the
 tests start unless ``AZDB_TEST_XLA_UNOPTIMIZED=0`` (or the user set a level); the user's flags for
 the learning checks' processes, also inside xdist workers, and for a test run again there
-(``in_user_xla_process``); the persistent compilation cache: off unless ``JAX_COMPILATION_CACHE_DIR``
-names a folder, and then its threshold (0.5 s), here and in what the tests start."""
+(``in_user_xla_process``); the persistent compilation cache's threshold (0.5 s), here and in what
+the tests start."""
 
 import json
 import os
@@ -10,7 +10,6 @@ import pathlib
 import subprocess
 import sys
 
-import jax
 from conftest import LEVEL_0, USER_XLA_FLAGS, user_xla_env  # pylint: disable=g-bad-import-order
 
 TESTS = pathlib.Path(__file__).resolve().parent
@@ -28,9 +27,7 @@ def _after_conftest(env) -> dict:
             "print(json.dumps(dict(flags=os.environ.get('XLA_FLAGS', ''), "
             "user=conftest.user_xla_env().get('XLA_FLAGS', ''), "
             "min_env=os.environ.get('JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS'), "
-            "min_config=jax.config.jax_persistent_cache_min_compile_time_secs, "
-            "enabled=jax.config.jax_enable_compilation_cache, enabled_env=os.environ.get('JAX_ENABLE_COMPILATION_CACHE'), "
-            "folder=jax.config.jax_compilation_cache_dir)))")
+            "min_config=jax.config.jax_persistent_cache_min_compile_time_secs)))")
     out = subprocess.run([sys.executable, "-c", code, str(TESTS)], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
@@ -81,16 +78,3 @@ def test_the_cache_threshold_reaches_the_test_processes_and_what_they_start(tmp_
     mine = _after_conftest(dict(base, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"),
                                 JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="2.5"))
     assert (mine["min_env"], mine["min_config"]) == ("2.5", 2.5)  # a user's own threshold is kept
-
-
-def test_the_cache_is_off_unless_a_folder_is_named(tmp_path):
-    base = {k: v for k, v in os.environ.items() if k not in ("JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_COMPILATION_CACHE",
-                                                             "PYTEST_XDIST_WORKER")}
-    off = _after_conftest(base)
-    assert (off["enabled"], off["enabled_env"], off["folder"]) == (False, "false", None)  # children: off too
-    # A test process started by one where it is off (the variable inherited) uses a named folder.
-    on = _after_conftest(dict(base, JAX_ENABLE_COMPILATION_CACHE="false", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "c")))
-    assert (on["enabled"], on["enabled_env"], on["folder"]) == (True, None, str(tmp_path / "c"))
-    assert (tmp_path / "c").is_dir()
-    if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
-        assert os.environ["JAX_ENABLE_COMPILATION_CACHE"] == "false" and not jax.config.jax_enable_compilation_cache
