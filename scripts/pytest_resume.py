@@ -1,13 +1,13 @@
 """Resuming a test run whose test process died in native code (``scripts/test.sh``).
 
-jaxlib 0.10.2's CPU client has crashed a test process with a segmentation fault three times
-in this project's whole-suite runs (once in CI), each time while the test's main thread was
-writing or reading a program of JAX's persistent compilation cache, each time in another test,
-and each test passed when it ran again. pytest-xdist reports the test that was running as failed and, as ``scripts/test.sh``
-asks (``--max-worker-restart=0``), ends the run; its own restart of the worker once waited for
-the lost worker's tests until CI's time limit. ``scripts/test.sh`` then runs the same command
-once more without the tests that finished, so a crash that recurs still fails the run, and a
-run with any other failure is not repeated.
+Test processes of the whole suite have died of a segmentation fault in native code: three
+times, each in another test, each of which passed when it ran again (most likely a process at
+the kernel's limit on memory mappings, which tests/conftest.py now keeps it from). pytest-xdist
+reports the test that was running as failed and, as ``scripts/test.sh`` asks
+(``--max-worker-restart=0``), ends the run; its own restart of the worker once waited for the
+lost worker's tests until CI's time limit. ``scripts/test.sh`` then runs the same command once
+more without the tests that finished, so a crash that recurs still fails the run, and a run
+with any other failure is not repeated.
 
 As a pytest plugin (``-p scripts.pytest_resume``):
 

@@ -20,7 +20,7 @@ bash scripts/install_system_deps.sh
 if [ -z "${AZDB_DATA_DIR:-}" ] && [ -d ../shared/data ]; then
   export AZDB_DATA_DIR="$(cd ../shared/data && pwd)"
 fi
-# A test process that dies (jaxlib has crashed one in native code, rarely: scripts/pytest_resume.py)
+# A test process that dies in native code (scripts/pytest_resume.py)
 # ends the run with its test named (pytest-xdist's own restart once waited for the lost worker's
 # tests until CI's time limit); when that was the run's only failure, the same command runs once
 # more without the tests that finished.

@@ -85,6 +85,35 @@ else:
 
 _REPO = pathlib.Path(__file__).resolve().parents[1]
 
+# Every program XLA compiles for the CPU keeps memory mappings of its machine code while
+# JAX's caches hold it, and a worker of the whole suite compiles thousands: at the kernel's
+# limit (vm.max_map_count, 65,530 by default) LLVM cannot map the next program, and workers
+# died of a segmentation fault in the compile, serialisation or deserialisation that came
+# next (after 30-47 minutes, in three whole-suite runs; a worker held 16,000 mappings after
+# 15 minutes). After each test, a process holding more than AZDB_TEST_MAX_MAPS mappings
+# (default 20,000) clears JAX's caches, which frees the programs nothing else holds; the
+# programs later tests need again come from the persistent cache or are compiled again.
+_MAX_MAPS = int(os.environ.get("AZDB_TEST_MAX_MAPS", "20000"))
+
+
+def _memory_mappings() -> int:
+    """This process's memory mappings (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    del item, nextitem
+    if _memory_mappings() > _MAX_MAPS:
+        import gc  # pylint: disable=g-import-not-at-top
+
+        jax.clear_caches()
+        gc.collect()
+
 
 def _session_folder(tmp_path_factory) -> pathlib.Path:
     """A folder shared by this session's processes: under xdist each worker's basetemp sits in

@@ -212,6 +212,7 @@ def test_lookup_games_are_the_chosen_players_games():
         team.player_policy(2)
 
 
+@pytest.mark.slow
 def test_members_play_their_own_matches_in_one_program():
     """``play_match(members=K)``: member k's stacked parameters play the match its own
     parameters play (every game, move for move), with a list of K results; a host player

@@ -103,7 +103,7 @@ def test_gradient_matches_an_independent_reimplementation_and_finite_differences
     direction = jax.tree_util.tree_map(lambda x: rng.standard_normal(x.shape).astype(np.float32), params)
     direction = jax.tree_util.tree_map(lambda d: d / learner.global_norm(direction), direction)
     eps = 1e-2
-    shifted = lambda s: jax.tree_util.tree_map(lambda p, d: p + s * eps * d, params, direction)
+    shifted = jax.jit(lambda s: jax.tree_util.tree_map(lambda p, d: p + s * eps * d, params, direction))
     numeric = (ours(shifted(1.0)) - ours(shifted(-1.0))) / (2 * eps)
     analytic = sum(jax.tree_util.tree_leaves(jax.tree_util.tree_map(jnp.vdot, g_ours, direction)))
     np.testing.assert_allclose(numeric, analytic, rtol=2e-2)
@@ -147,7 +147,7 @@ def test_one_step_decreases_the_loss_on_a_fixed_batch(tiny):
     jax.tree_util.tree_map(np.testing.assert_array_equal, state.params, params)  # same key, same params
     step = jax.jit(lambda s, b, k: learner.learner_step(net, optimizer, s, b, k, config=config))
     new_state, metrics = step(state, batch, jax.random.PRNGKey(2))
-    after, _ = learner.loss_fn(new_state.params, batch, apply_fn=net.apply, config=config)
+    after, _ = jax.jit(lambda p: learner.loss_fn(p, batch, apply_fn=net.apply, config=config))(new_state.params)
     assert float(after) < float(metrics["loss"])
     assert int(new_state.step) == 1
     assert float(metrics["learning_rate"]) == pytest.approx(1e-3)

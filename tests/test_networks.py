@@ -92,7 +92,7 @@ def test_value_bounded_and_value_d_unbounded(tiny):
         lambda path, x: x * 1e4 if "_out" in jax.tree_util.keystr(path) else x, params
     )
     obs = jax.random.normal(jax.random.PRNGKey(1), (16, 3, 3, 2)) * 10
-    out = net.apply(params, obs, jnp.zeros(16, jnp.int32))
+    out = jax.jit(net.apply)(params, obs, jnp.zeros(16, jnp.int32))
     assert np.all(np.abs(np.asarray(out.value)) <= 1.0)
     assert np.max(np.abs(np.asarray(out.value_d))) > 1.0
 
@@ -101,7 +101,8 @@ def test_value_bounded_and_value_d_unbounded(tiny):
 def test_players_get_different_outputs(tiny, latent):
     net, params = tiny[latent]
     obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (1, 3, 3, 2))
-    outs = [net.apply(params, obs, jnp.array([i])) for i in range(NUM_PLAYERS)]
+    apply = jax.jit(net.apply)
+    outs = [apply(params, obs, jnp.array([i])) for i in range(NUM_PLAYERS)]
     for i in range(NUM_PLAYERS):
         for j in range(i + 1, NUM_PLAYERS):
             assert not np.allclose(outs[i].policy_logits, outs[j].policy_logits), (i, j)
@@ -113,9 +114,10 @@ def test_batch_independence(tiny, latent):
     net, params = tiny[latent]
     obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (5, 3, 3, 2))
     player = jnp.array([0, 3, 1, 0, 2])
-    batched = net.apply(params, obs, player)
+    apply = jax.jit(net.apply)
+    batched = apply(params, obs, player)
     for b in range(5):
-        single = net.apply(params, obs[b : b + 1], player[b : b + 1])
+        single = apply(params, obs[b : b + 1], player[b : b + 1])
         np.testing.assert_allclose(single.policy_logits[0], batched.policy_logits[b], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(single.value_d[0], batched.value_d[b], rtol=1e-5, atol=1e-5)
 
@@ -124,7 +126,7 @@ def test_single_player_is_plain_alphazero():
     net = networks.make_network(TINY, num_actions=15, num_players=1)
     obs = jax.random.bernoulli(jax.random.PRNGKey(1), 0.5, (2, 5, 10, 1))
     params = net.init(jax.random.PRNGKey(0), obs)
-    out = net.apply(params, obs, jnp.zeros(2, jnp.int32))
+    out = jax.jit(net.apply)(params, obs, jnp.zeros(2, jnp.int32))
     assert out.policy_logits.shape == (2, 15)
     assert not np.allclose(out.policy_logits[0], out.policy_logits[1])
 
@@ -160,7 +162,7 @@ def test_bfloat16_compute_keeps_float32_outputs(tiny):
     abstract = jax.eval_shape(net.init, jax.random.PRNGKey(0), jnp.zeros((3, 3, 2)))
     assert jax.tree_util.tree_structure(abstract) == jax.tree_util.tree_structure(params)
     assert all(x.dtype == jnp.float32 for x in jax.tree_util.tree_leaves(abstract))
-    out = net.apply(params, jnp.ones((2, 3, 3, 2), bool), jnp.array([0, 1]))
+    out = jax.jit(net.apply)(params, jnp.ones((2, 3, 3, 2), bool), jnp.array([0, 1]))
     assert out.policy_logits.dtype == jnp.float32 and out.value.dtype == jnp.float32
 
 

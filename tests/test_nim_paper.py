@@ -102,16 +102,17 @@ def test_lstm_network_gradient_matches_finite_differences():
     config = networks.NetworkConfig(torso="lstm", lstm_hidden=4, latent="film")
     net = networks.make_network(config, num_actions=env.num_actions, num_players=2, value_d_opponent=True)
     obs = jax.vmap(env.state_from_heaps)(jnp.int32([[1, 2], [0, 1]])).observation
-    params = net.init(jax.random.PRNGKey(1), obs)
+    params = jax.jit(net.init)(jax.random.PRNGKey(1), obs)
     player = jnp.int32([0, 1])
-    assert net.apply(params, obs, player).value_d_opponent.shape == (2,)
+    assert jax.eval_shape(net.apply, params, obs, player).value_d_opponent.shape == (2,)
 
     def loss(p):
         out = net.apply(p, obs, player)
         return (jnp.sum(jax.nn.log_softmax(out.policy_logits)[:, 0]) + jnp.sum(out.value ** 2)
                 + jnp.sum(out.value_d) + jnp.sum(out.value_d_opponent))
 
-    grads = jax.grad(loss)(params)
+    grads = jax.jit(jax.grad(loss))(params)  # jitted: op by op, the LSTM's init and gradient took seconds
+    loss_at = jax.jit(loss)  # one program for the shifted parameters' losses
     leaves, treedef = jax.tree_util.tree_flatten(params)
     grad_leaves = jax.tree_util.tree_leaves(grads)
     rng = np.random.default_rng(0)
@@ -123,7 +124,7 @@ def test_lstm_network_gradient_matches_finite_differences():
             moved[flat] += delta
             new_leaves = list(leaves)
             new_leaves[index] = jnp.asarray(moved.reshape(leaf.shape))
-            return float(loss(jax.tree_util.tree_unflatten(treedef, new_leaves)))
+            return float(loss_at(jax.tree_util.tree_unflatten(treedef, new_leaves)))
         numeric = (shifted(eps) - shifted(-eps)) / (2 * eps)
         assert np.asarray(grad).reshape(-1)[flat] == pytest.approx(numeric, rel=2e-2, abs=2e-3)
 

@@ -60,6 +60,7 @@ def test_a_population_of_one_is_the_plain_run_bit_for_bit(plain_runs, tmp_path):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+@pytest.mark.slow
 def test_members_are_the_plain_runs_of_their_seeds_and_load_as_runs(plain_runs, tmp_path):
     summary = population.train(_config(), tmp_path, [0, 1], progress=False)
     assert [m["seed"] for m in summary["members"]] == [0, 1]
@@ -83,6 +84,7 @@ def test_members_are_the_plain_runs_of_their_seeds_and_load_as_runs(plain_runs, 
     assert _records(tmp_path / "seed_0")[0] != _records(tmp_path / "seed_1")[0]
 
 
+@pytest.mark.slow
 def test_a_stopped_population_resumes_exactly_also_when_stopped_while_saving(tmp_path):
     config = _config()
     population.train(config, tmp_path / "whole", [0, 1], progress=False)
@@ -120,6 +122,7 @@ def _arm(config, lam: float, l0: float):
     return config_lib.apply_overrides(config, [f"team.lam={lam}", f"diversity.l0={l0}"])
 
 
+@pytest.mark.slow
 def test_arms_of_one_shape_train_as_one_population(plain_runs, tmp_path):
     """AZdb (λ = 0.5), its λ = 1 control on the same seed and a third arm with another λ and
     ℓ0 as members of one program: each member's records (training and evaluation, 5

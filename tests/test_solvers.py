@@ -79,6 +79,7 @@ def test_several_teams_search_as_members_of_one_program():
     assert not solvers.TeamSolver(teams[:2] + [other], batch_members=None).batch_members
 
 
+@pytest.mark.slow
 def test_teams_answer_apart_as_members_of_one_program():
     """``MembersSolver``: three teams, each with its own rules and homogeneous control,
     searched in one vmapped call per batch, answer every column as each team's own
@@ -117,6 +118,7 @@ def test_teams_answer_apart_as_members_of_one_program():
         solvers.MembersSolver([])
 
 
+@pytest.mark.slow
 def test_several_teams_choose_moves_as_members_of_one_program():
     """``move_choices.members_move_choices``: three teams' players on the same random
     positions in one vmapped program choose what each team chooses alone."""
