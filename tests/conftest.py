@@ -87,10 +87,10 @@ _REPO = pathlib.Path(__file__).resolve().parents[1]
 
 # Every program XLA compiles for the CPU keeps memory mappings of its machine code while
 # JAX's caches hold it, and a worker of the whole suite compiles thousands: at the kernel's
-# limit (vm.max_map_count, 65,530 by default) LLVM cannot map the next program, and workers
-# died of a segmentation fault in the compile, serialisation or deserialisation that came
-# next (after 30-47 minutes, in three whole-suite runs; a worker held 16,000 mappings after
-# 15 minutes). After each test, a process holding more than AZDB_TEST_MAX_MAPS mappings
+# limit (vm.max_map_count, 65,530 by default) LLVM cannot map the next program, most likely
+# why workers died of a segmentation fault in the compile, serialisation or deserialisation
+# that came next (late in three whole-suite runs, one 47 minutes in; a worker held 16,000 mappings
+# after 15 minutes). After each test, a process holding more than AZDB_TEST_MAX_MAPS mappings
 # (default 20,000) clears JAX's caches, which frees the programs nothing else holds; the
 # programs later tests need again come from the persistent cache or are compiled again.
 _MAX_MAPS = int(os.environ.get("AZDB_TEST_MAX_MAPS", "20000"))
