@@ -76,8 +76,7 @@ def decide(folder: pathlib.Path) -> int:
     failed = sorted({r["test"] for r in records if r["outcome"] == "failed" and not r["crashed"]})
     if not crashed or failed:
         return 1
-    unfinished = set(crashed) | {r["test"] for r in records if r["outcome"] == "failed"}
-    done = sorted({r["test"] for r in records} - unfinished)
+    done = sorted({r["test"] for r in records} - set(crashed))
     (folder / "done").write_text("".join(test + "\n" for test in done), encoding="utf-8")
     print(f"\nscripts/test.sh: a test process died while running {', '.join(crashed)}; the run's only "
           f"failure{'s' if len(crashed) > 1 else ''}. Running the same command once more without the "

@@ -6,29 +6,37 @@ one that recurs fails, and a run with an ordinary failure is not repeated."""
 
 import os
 import pathlib
+import re
 import subprocess
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
+# Dies once (or every time); with ``wait``, only after the ordinary failure in the other file ran.
 DIES = ("import os, pathlib, signal, time\n"
-        "MARK = pathlib.Path(__file__).with_name('died_once')\n"
+        "HERE = pathlib.Path(__file__).parent\n"
         "def test_dies_in_native_code():\n"
-        "    time.sleep(1.0)\n"
-        "    if {always} or not MARK.exists():\n"
-        "        MARK.touch()\n"
+        "    for _ in range(600 if {wait} else 10):\n"
+        "        if (HERE / 'failure_ran').exists():\n"
+        "            break\n"
+        "        time.sleep(0.1)\n"
+        "    if {always} or not (HERE / 'died_once').exists():\n"
+        "        (HERE / 'died_once').touch()\n"
         "        os.kill(os.getpid(), signal.SIGSEGV)\n"
         "def test_after_it():\n    pass\n")
 OTHER = "import time\ndef test_one():\n    time.sleep(0.3)\ndef test_two():\n    pass\n"
+FAILS = ("import pathlib\ndef test_fails():\n"
+         "    (pathlib.Path(__file__).parent / 'failure_ran').touch()\n    assert 1 == 2\n")
 
 
 def _run(tmp_path, always=False, failing=False):
     tests = tmp_path / "tests"
     tests.mkdir()
-    (tests / "test_dies.py").write_text(DIES.format(always=always))
-    for name in "abc":
-        (tests / f"test_{name}.py").write_text(OTHER)
-    if failing:
-        (tests / "test_c.py").write_text(OTHER + "def test_fails():\n    assert 1 == 2\n")
+    (tests / "test_dies.py").write_text(DIES.format(always=always, wait=failing))
+    if failing:  # two files, one a worker: the crash comes after the failure, in the same run
+        (tests / "test_c.py").write_text(FAILS)
+    else:
+        for name in "abc":
+            (tests / f"test_{name}.py").write_text(OTHER)
     env = {k: v for k, v in os.environ.items() if k not in ("AZDB_TEST_COMPILE_LOG", "PYTEST_XDIST_WORKER")}
     env["AZDB_TEST_WORKERS"] = "2"
     result = subprocess.run(["bash", "scripts/test.sh", str(tests), "-p", "no:cacheprovider", "-o", "addopts=",
@@ -41,9 +49,12 @@ def test_a_crash_that_does_not_recur_passes_and_every_test_runs(tmp_path):
     status, out = _run(tmp_path)
     assert status == 0, out[-4000:]
     assert "crashed while running 'tests/test_dies.py::test_dies_in_native_code'" in out, out[-4000:]
-    assert "1 failed, 6 passed" in out, out[-4000:]  # the first run: every other file's tests
-    assert "without the 6 tests that finished" in out, out[-4000:]
-    assert "\n2 passed in" in out, out[-4000:]  # then the crashed file's two tests only
+    first = re.search(r"\n1 failed, (\d+) passed in", out)
+    second = re.search(r"\n(\d+) passed in", out[first.end():] if first else "")
+    assert first and second, out[-4000:]
+    assert f"without the {first.group(1)} tests that finished" in out, out[-4000:]
+    # Every one of the 8 tests passed once: the first run's, then the rest (the crashed one among them).
+    assert int(first.group(1)) + int(second.group(1)) == 8, out[-4000:]
 
 
 def test_a_crash_that_recurs_fails(tmp_path):
