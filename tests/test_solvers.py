@@ -1,11 +1,13 @@
-"""azdb_jax.evaluation.solvers: solvers sharing compiled searches answer as each team alone.
+"""azdb_jax.evaluation.solvers and members_solver: solvers sharing compiled searches answer
+as each team alone.
 
 ``TeamSolver``'s searches take the network parameters and ψ as arguments, so the teams of
 one configuration's seeds (same network, search, λ and ℓ0; their own parameters and ψ)
 share one compiled program through ``programs``. Checked against each team's own solver
 with nothing shared, on a diverse tiny Gardner team whose players 1 search with λ < 1,
 so that ψ reaches the answers; and several teams searched as members of one vmapped
-program (``batch_members``, ``members_move_choices``) against the same teams one by one.
+program (``batch_members``, ``members_move_choices``, ``members_solver.MembersSolver``)
+against the same teams one by one.
 """
 
 import jax
@@ -14,7 +16,7 @@ import pytest
 
 from azdb_jax import features, games, networks, search
 from azdb_jax.envs import gardner_board
-from azdb_jax.evaluation import move_choices, solvers
+from azdb_jax.evaluation import members_solver, move_choices, solvers
 from azdb_jax.evaluation.team import Team
 
 TINY = networks.NetworkConfig(channels=4, num_blocks=1, value_hidden=4)
@@ -89,7 +91,7 @@ def test_teams_answer_apart_as_members_of_one_program():
     teams = [_team(0, 1), _team(2, 3), _team(4, 5)]
     options = dict(rules=("value", "gap"), homogeneous_copies=2, batch_size=2)
     programs = {}
-    members = solvers.MembersSolver(teams, batch_members=True, programs=programs, **options)
+    members = members_solver.MembersSolver(teams, batch_members=True, programs=programs, **options)
     together = members(boards)
     assert [key[0] for key in programs] == ["members"]  # one program for the three teams
     for k, team in enumerate(teams):
@@ -97,25 +99,26 @@ def test_teams_answer_apart_as_members_of_one_program():
         answers = alone(boards)
         assert members.solvers[k].columns == alone.columns and "homogeneous_1" in alone.columns
         for column in alone.columns:
-            name = solvers.member_column(k, column)
+            name = members_solver.member_column(k, column)
             assert together.moves[name] == answers.moves[column], (k, column)
             np.testing.assert_allclose(together.values[name], answers.values[column], rtol=1e-5, atol=1e-6)
         assert {g: tuple(c.split("/", 1)[1] for c in cols) for g, cols in members.groups.items()
-                if g.startswith(f"member_{k}/")} == {solvers.member_column(k, g): cols for g, cols in alone.groups.items()}
+                if g.startswith(f"member_{k}/")} == {members_solver.member_column(k, g): cols
+                                                     for g, cols in alone.groups.items()}
     # the teams' own networks: their answers differ
     assert together.moves["member_0/player_0"] != together.moves["member_1/player_0"] or \
         not np.allclose(together.values["member_0/player_0"], together.values["member_1/player_0"])
     row = {"set": "x", **{f"{c}_solved": float(i) for i, c in enumerate(members.columns)}}
     assert members.split(row, 1) == {"set": "x", **{f"{c}_solved": float(row[f"member_1/{c}_solved"])
                                                     for c in members.solvers[1].columns}}
-    apart = solvers.MembersSolver(teams, batch_members=False, **options)
+    apart = members_solver.MembersSolver(teams, batch_members=False, **options)
     assert not apart.batch_members and apart(boards).moves == together.moves
     other = Team(env=teams[2].env, apply_fn=teams[2].apply_fn, params=teams[2].params, num_players=2,
                  lambdas=(1.0, 0.7), psi=teams[2].psi, l0=0.5, search_config=teams[2].search_config)
     with pytest.raises(ValueError, match="search alike"):
-        solvers.MembersSolver(teams[:2] + [other], batch_members=True)
+        members_solver.MembersSolver(teams[:2] + [other], batch_members=True)
     with pytest.raises(ValueError, match="one or more teams"):
-        solvers.MembersSolver([])
+        members_solver.MembersSolver([])
 
 
 @pytest.mark.slow

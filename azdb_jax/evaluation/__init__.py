@@ -5,7 +5,9 @@ Nim measures and the Stockfish reference engine.
 - ``solvers``: ``TeamSolver`` — every player, every selection rule, max-over-latents and
   the homogeneous control from one batched search per position; the same over the first
   ``k`` players for each number of trials, over several training seeds as one team, and
-  one player's view of each move (prior, values, visits).
+  one player's view of each move (prior, values, visits); ``members_solver``: several
+  teams of one configuration (an arm's seeds) answering apart, searched as members of
+  one program.
 - ``puzzles``: STS (scored), bm/am EPD suites, Lichess multi-step puzzles and the
   paper's Penrose/Challenge value puzzles, for any solver; ``puzzle_eval``: one suite
   for a team, a run or an engine, written as a report.

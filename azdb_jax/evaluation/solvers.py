@@ -44,7 +44,6 @@ visits) for the move-value figures.
 """
 
 import functools
-import zlib
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import chess
@@ -52,9 +51,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import agent as agent_lib
 from azdb_jax import games, planning
-from azdb_jax.envs.chess import DEFAULT_MAX_PIECES
+from azdb_jax.evaluation import solver_search
 from azdb_jax.evaluation.team import SolverOutput, Team
 
 Array = jax.Array
@@ -105,56 +103,6 @@ def max_group(k: Optional[int] = None, *, copies: bool = False, move: str = "vis
 
 
 # ------------------------------------------------------------------ positions in batches
-
-
-def position_index(board: chess.Board) -> int:
-    """A 31-bit index of a position (CRC-32 of its FEN), folded into its search key."""
-    return zlib.crc32(board.fen().encode()) & 0x7FFFFFFF
-
-
-def _game_over_value(board: chess.Board) -> Optional[float]:
-    """The result for the side to move if the game is over (no search needed), else None.
-
-    Uses the rules the search plays by: checkmate, stalemate, insufficient material and
-    the fifty-move rule end the game (pgx ends it automatically, no claim). A
-    ``GardnerBoard`` answers the same questions by the Gardner env's rules.
-    """
-    if board.is_checkmate():
-        return -1.0
-    if board.is_stalemate() or board.is_insufficient_material() or board.halfmove_clock >= 100:
-        return 0.0
-    return None
-
-
-class Batch(NamedTuple):
-    """A batch of positions ready to search: padded to the solver's batch size with the
-    start position, positions already over replaced by it (and answered by their result)."""
-
-    boards: List[chess.Board]  # the real positions (no padding)
-    outcomes: List[Optional[float]]  # the result for the side to move of a finished position, else None
-    max_pieces: int  # the move generator the batch needs (chess; Gardner's fixed one otherwise)
-    states: Any  # the padded positions as env states [batch_size, ...]
-    indices: Array  # [batch_size] uint32 each position's key index (``position_index``)
-
-
-def prepare_batch(game, boards: Sequence[chess.Board], batch_size: int, env) -> Batch:
-    """``boards`` (at most ``batch_size``) as a ``Batch`` for ``game`` (``board_interop``)."""
-    boards = list(boards)
-    start = game.new_board(None)
-    outcomes = [_game_over_value(board) for board in boards]
-    padded = [board if outcome is None else start for board, outcome in zip(boards, outcomes)]
-    padded += [start] * (batch_size - len(boards))
-    max_pieces = max(game.required_max_pieces(padded), getattr(env, "max_pieces", DEFAULT_MAX_PIECES))
-    states = game.states_from_boards(padded, max_pieces=max_pieces)
-    indices = jnp.asarray([position_index(board) for board in padded], jnp.uint32)
-    return Batch(boards, outcomes, max_pieces, states, indices)
-
-
-def team_for_pieces(team: Team, max_pieces: int) -> Team:
-    """``team`` on the chess move generator for ``max_pieces`` (itself when it already is)."""
-    if max_pieces != getattr(team.env, "max_pieces", DEFAULT_MAX_PIECES):
-        return team.with_env(games.board_game(team.env).make_env(max_pieces))
-    return team
 
 
 # ------------------------------------------------------------------ reading columns off the searches
@@ -227,6 +175,8 @@ class TeamSolver:
       columns: the member columns (per move, then per player), the rules over the
         players, the copies' columns, the rules over the copies (report order).
       groups: oracle group -> its member columns.
+      game: the board game of the positions (``games.board_game``: boards to states, moves
+        to actions).
     """
 
     def __init__(self, team: Union[Team, Sequence[Team]], *, players: Optional[int] = None,
@@ -244,7 +194,7 @@ class TeamSolver:
                                  f"{member.name!r} plays {getattr(member.env, 'id', member.env)!r}")
             if member.env.id != teams[0].env.id:
                 raise ValueError(f"the teams play different games: {member.env.id!r} and {teams[0].env.id!r}")
-        self._game = games.board_game(teams[0].env)
+        self.game = games.board_game(teams[0].env)
         if isinstance(rules, str):
             rules = tuple(name.strip() for name in rules.split(",") if name.strip())
         rules = tuple(rules)
@@ -268,7 +218,7 @@ class TeamSolver:
             raise ValueError("the homogeneous control copies one team's latent 0: give one team, or no copies")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
-        alike = several and not copies and _search_alike(teams)
+        alike = several and not copies and solver_search.search_alike(teams)
         if batch_members and not alike:
             raise ValueError("batch_members: the teams must be several, without homogeneous copies, and search "
                              "alike (one network, team size, search settings, λ_i, ℓ0 and search mode)")
@@ -311,24 +261,25 @@ class TeamSolver:
     # ---------------------------------------------------------------- compiled search
 
     def _program(self, s: int, max_pieces: int) -> Callable:
-        """The jitted search of one padded batch by team ``s`` (``_search_program``); with
+        """The jitted search of one padded batch by team ``s`` (``search_program``); with
         ``batch_members`` (``s`` is then 0) every team's at once."""
         searched = None if self.players is None else min(self.players, self.teams[s].num_players)
-        return _search_program(self._programs, self.teams[s], slot=s, searched=searched,
+        return solver_search.search_program(self._programs, self.teams[s], slot=s, searched=searched,
                                copies=self.homogeneous_copies if s == 0 else 0, max_pieces=max_pieces,
                                members=self.batch_members)
 
     @functools.cached_property
     def _stacked(self) -> Tuple[Any, Any]:
         """The teams' parameters and ψ stacked on a member axis (``batch_members``)."""
-        return _stacked_arrays(self.teams)
+        return solver_search.stacked_arrays(self.teams)
 
     def _batches(self, boards: Sequence[chess.Board]
-                 ) -> Iterator[Tuple[Batch, planning.TeamSearch, Optional[planning.TeamSearch]]]:
+                 ) -> Iterator[Tuple[solver_search.Batch, planning.TeamSearch, Optional[planning.TeamSearch]]]:
         """Every batch of ``boards`` with its players' and copies' searches (host arrays)."""
         boards = list(boards)
         for begin in range(0, len(boards), self.batch_size):
-            batch = prepare_batch(self._game, boards[begin:begin + self.batch_size], self.batch_size, self.team.env)
+            batch = solver_search.prepare_batch(self.game, boards[begin:begin + self.batch_size], self.batch_size,
+                                                self.team.env)
             if self.batch_members:  # every team in one call: [K, B, n, ...] -> [B, K * n, ...], teams in order
                 members, _ = jax.device_get(self._program(0, batch.max_pieces)(
                     *self._stacked, jax.random.PRNGKey(self.seed), batch.indices, batch.states))
@@ -344,18 +295,22 @@ class TeamSolver:
 
     def __call__(self, boards: Sequence[chess.Board]) -> SolverOutput:
         """Moves (UCI) and values (side to move) of every column for ``boards``."""
-        answers = self._answers()
+        answers = self.begin_answers()
         for batch, players, copies in self._batches(boards):
-            self._answer(answers, batch, players, copies)
-        return self._output(answers)
+            self.add_answers(answers, batch, players, copies)
+        return self.end_answers(answers)
 
-    def _answers(self) -> Tuple[Dict[str, List[str]], Dict[str, List[float]]]:
-        """Empty moves and values per column, filled batch by batch by ``_answer``."""
+    def begin_answers(self) -> Tuple[Dict[str, List[str]], Dict[str, List[float]]]:
+        """Empty moves and values per column, filled batch by batch by ``add_answers`` and
+        read by ``end_answers``: how ``__call__`` answers, and how a caller that searched
+        the batches itself (``members_solver.MembersSolver``) answers with this solver's
+        columns."""
         return {name: [] for name in self.columns}, {name: [] for name in self.columns}
 
-    def _answer(self, answers, batch: Batch, players: planning.TeamSearch,
+    def add_answers(self, answers, batch: solver_search.Batch, players: planning.TeamSearch,
                 copies: Optional[planning.TeamSearch]) -> None:
-        """Appends one batch's moves and values of every column (host searches [B, P, ...])."""
+        """Appends one batch's moves and values of every column to ``answers`` (host
+        searches [B, P, ...] of ``batch``: the players', and the copies' or None)."""
         moves, values = answers
         columns = self._columns(players, self._players)
         if copies is not None:
@@ -363,11 +318,12 @@ class TeamSolver:
         for name in self.columns:
             actions, column_values = columns[name]
             for b, (board, outcome) in enumerate(zip(batch.boards, batch.outcomes)):
-                moves[name].append("" if outcome is not None else self._game.action_to_uci(int(actions[b]), board))
+                moves[name].append("" if outcome is not None else self.game.action_to_uci(int(actions[b]), board))
                 values[name].append(outcome if outcome is not None else float(column_values[b]))
 
     @staticmethod
-    def _output(answers) -> SolverOutput:
+    def end_answers(answers) -> SolverOutput:
+        """The filled ``answers`` as the solver's output."""
         moves, values = answers
         return SolverOutput(moves=moves, values={name: np.asarray(v, np.float64) for name, v in values.items()})
 
@@ -403,7 +359,8 @@ class TeamSolver:
                 params, observations, jnp.full(observations.shape[0], latent, jnp.int32)).value)
         out = []
         for begin in range(0, len(boards), CHILD_BATCH):
-            batch = prepare_batch(self._game, boards[begin:begin + CHILD_BATCH], CHILD_BATCH, team.env)
+            batch = solver_search.prepare_batch(self.game, boards[begin:begin + CHILD_BATCH], CHILD_BATCH,
+                                                team.env)
             out.append(np.asarray(self._programs[key](team.params, batch.states.observation))[:len(batch.boards)])
         return np.concatenate(out) if out else np.zeros(0)
 
@@ -413,7 +370,7 @@ class TeamSolver:
         (minus the network's value there; 1 for a mate, 0 for another end), the search's
         Q (NaN: not visited) and visits; the root's raw value and search value."""
         for board in boards:
-            if _game_over_value(board) is not None:
+            if solver_search.game_over_value(board) is not None:
                 raise ValueError(f"position {board.fen()} is already over: no moves to show")
         if not boards:
             return []
@@ -422,14 +379,14 @@ class TeamSolver:
         out = []
         for b, board in enumerate(boards):
             moves = sorted(board.legal_moves, key=lambda m: m.uci())
-            actions = [self._game.move_to_action(m, board) for m in moves]
+            actions = [self.game.move_to_action(m, board) for m in moves]
             visits = np.asarray(stats.visits[b])[actions]
             raw = np.zeros(len(moves))
             children, where = [], []
             for k, move in enumerate(moves):
                 child = board.copy(stack=False)
                 child.push(move)
-                outcome = _game_over_value(child)
+                outcome = solver_search.game_over_value(child)
                 if outcome is None:
                     children.append(child)
                     where.append(k)
@@ -445,159 +402,6 @@ class TeamSolver:
         return out
 
 
-def member_column(k: int, column: str) -> str:
-    """Column (or group) ``column`` of member ``k`` of a ``MembersSolver``."""
-    return f"member_{k}/{column}"
-
-
-class MembersSolver:
-    """Several teams of one configuration (an arm's training seeds, a population's
-    members) answering as separate teams, searched as members of one program.
-
-    Each team answers with the columns and groups of ``TeamSolver(team, **options)``
-    (its players, its rules, its own homogeneous control), named ``member_<k>/<column>``
-    (``member_column``); ``split`` takes one member's answers out of a row of
-    ``puzzles.run_lichess``, named as its own solver names them. An answer does not
-    depend on the batch a position comes in, so the rows are each team's own solver's.
-
-    Args:
-      teams: the teams.
-      batch_members: search every team's batch in one call of one program (``jax.vmap``
-        over the parameters and ψ, the control's copies too) rather than one call per
-        team. Default (None): where the teams search alike and the backend is not a CPU;
-        True insists (ValueError when the teams differ).
-      programs: a dict that holds the compiled searches (shared with a ``TeamSolver`` of
-        any of these teams).
-      **options: keyword arguments of ``TeamSolver`` (``rules``, ``homogeneous_copies``,
-        ``batch_size``, ...).
-    """
-
-    def __init__(self, teams: Sequence[Team], *, batch_members: Optional[bool] = None,
-                 programs: Optional[Dict[Any, Callable]] = None, **options):
-        teams = list(teams)
-        if not teams or not all(isinstance(t, Team) for t in teams):
-            raise ValueError("MembersSolver needs a sequence of one or more teams")
-        self._programs: Dict[Any, Callable] = {} if programs is None else programs
-        self.solvers = [TeamSolver(team, programs=self._programs, **options) for team in teams]
-        alike = _search_alike(teams)
-        if batch_members and not alike:
-            raise ValueError("batch_members: the teams must search alike (one network, team size, search settings, "
-                             "λ_i, ℓ0 and search mode)")
-        self.batch_members = alike and jax.default_backend() != "cpu" if batch_members is None else bool(batch_members)
-        self.teams = teams
-        self.columns: Tuple[str, ...] = tuple(member_column(k, c) for k, solver in enumerate(self.solvers)
-                                              for c in solver.columns)
-        self.groups: Dict[str, Tuple[str, ...]] = {
-            member_column(k, group): tuple(member_column(k, c) for c in columns)
-            for k, solver in enumerate(self.solvers) for group, columns in solver.groups.items()}
-
-    def __call__(self, boards: Sequence[chess.Board]) -> SolverOutput:
-        """Moves and values of every member's columns for ``boards``."""
-        outputs = self._batched(boards) if self.batch_members else [solver(boards) for solver in self.solvers]
-        moves = {member_column(k, c): m for k, out in enumerate(outputs) for c, m in out.moves.items()}
-        values = {member_column(k, c): v for k, out in enumerate(outputs) for c, v in out.values.items()}
-        return SolverOutput(moves=moves, values=values)
-
-    def _batched(self, boards: Sequence[chess.Board]) -> List[SolverOutput]:
-        first = self.solvers[0]
-        searched = None if first.players is None else min(first.players, first.team.num_players)
-        stacked = _stacked_arrays(self.teams)
-        answers = [solver._answers() for solver in self.solvers]  # pylint: disable=protected-access
-        boards = list(boards)
-        for begin in range(0, len(boards), first.batch_size):
-            batch = prepare_batch(first._game, boards[begin:begin + first.batch_size], first.batch_size,  # pylint: disable=protected-access
-                                  first.team.env)
-            program = _search_program(self._programs, first.team, slot=0, searched=searched,
-                                      copies=first.homogeneous_copies, max_pieces=batch.max_pieces, members=True)
-            players, copies = jax.device_get(program(*stacked, jax.random.PRNGKey(first.seed), batch.indices,
-                                                     batch.states))
-            for k, solver in enumerate(self.solvers):
-                pick = lambda tree, k=k: None if tree is None else jax.tree.map(lambda x: x[k], tree)  # noqa: E731
-                solver._answer(answers[k], batch, pick(players), pick(copies))  # pylint: disable=protected-access
-        return [solver._output(a) for solver, a in zip(self.solvers, answers)]  # pylint: disable=protected-access
-
-    def split(self, row: Dict[str, Any], k: int) -> Dict[str, Any]:
-        """Member ``k``'s part of a row whose answers are this solver's: the shared fields,
-        then member ``k``'s fields without their prefix (the others' dropped)."""
-        prefix = member_column(k, "")
-        out = {}
-        for name, value in row.items():
-            if name.startswith(prefix):
-                out[name[len(prefix):]] = value
-            elif not name.startswith("member_"):
-                out[name] = value
-        return out
-
-
-def _search_program(programs: Dict[Any, Callable], team: Team, *, slot: int, searched: Optional[int], copies: int,
-                    max_pieces: int, members: bool) -> Callable:
-    """The jitted search of one padded batch by ``team`` (the first ``searched`` latents,
-    all for None; ``copies`` control copies of latent 0) on the ``max_pieces`` move
-    generator: ``(params, psi, base_key, indices [B], states [B]) -> (players' TeamSearch
-    [B, n, ...], copies' TeamSearch [B, k, ...] or None)``, each position searched alone
-    with the key folded from ``base_key`` and its index. The network parameters and ψ are
-    arguments, so teams that differ only in them share it (kept in ``programs`` under
-    ``slot``, the team's place in its solver). ``members``: the same for several teams at
-    once, their parameters and ψ stacked on a leading member axis and the searches
-    [K, B, n, ...]."""
-    key = ("members" if members else "search", slot, searched, copies, max_pieces)
-    if key in programs:
-        return programs[key]
-    team = team_for_pieces(team, max_pieces)
-    players = None if searched is None else jnp.arange(searched, dtype=jnp.int32)
-
-    def one_position(params, psi, rng_key, state):
-        # Searched alone (a batch of one) so that its randomness is its own key's.
-        single = jax.tree.map(lambda x: x[None], state)
-        team_key, control_key = jax.random.split(rng_key)
-        out = team.with_arrays(params, psi).search(params, team_key, single, players=players)
-        control = None
-        if copies:
-            # Latent 0 has λ_0 = 1: the control searches alike in both modes.
-            control = planning.homogeneous_search(team.env, team.apply_fn, params, control_key, single,
-                                                  num_copies=copies, config=team.search_config)
-        return _squeeze(out), None if control is None else _squeeze(control)
-
-    def search(params, psi, base_key, indices, states):
-        keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(base_key, indices)
-        return jax.vmap(one_position, in_axes=(None, None, 0, 0))(params, psi, keys, states)
-
-    if members:
-        search = jax.vmap(search, in_axes=(0, 0, None, None, None))
-    programs[key] = jax.jit(search)
-    return programs[key]
-
-
-def _stacked_arrays(teams: Sequence[Team]) -> Tuple[Any, Any]:
-    """The teams' parameters and ψ stacked on a member axis."""
-    return (agent_lib.stack_members([t.params for t in teams]), agent_lib.stack_members([t.psi for t in teams]))
-
-
-def _search_alike(teams: Sequence[Team]) -> bool:
-    """Whether the teams differ only in their parameters' values and ψ (one configuration's
-    seeds): one compiled search serves them all, as members of one program. The network is
-    compared by its code and its parameters' shapes (a network function built apart for
-    each seed is another object computing the same); the first team's is the program's."""
-    first = teams[0]
-
-    def how(team: Team):
-        shapes = jax.tree.map(lambda x: (np.shape(x), str(np.asarray(x).dtype)), (team.params, team.psi))
-        network = getattr(team.apply_fn, "__code__", team.apply_fn)
-        return (team.env.id, network, team.num_players, team.search_config, team.search_lambdas.tolist(),
-                team.l0 if team.uses_intrinsic_terms else None, team.intrinsic_in_search, team.extrinsic_only,
-                jax.tree.structure((team.params, team.psi)), shapes)
-
-    return all(how(team) == how(first) for team in teams[1:])
-
-
-def _squeeze(searched: planning.TeamSearch) -> planning.TeamSearch:
-    """One position's search without its batch-of-one axis: fields [1, n, ...] -> [n, ...]."""
-    return searched._replace(stats=jax.tree.map(lambda x: x[0], searched.stats),
-                             network_value=searched.network_value[0],
-                             most_visited_action=searched.most_visited_action[0],
-                             lcb_action=searched.lcb_action[0])
-
-
-__all__ = ["TeamSolver", "MembersSolver", "member_column", "DEFAULT_RULES", "PLAYER_MOVES", "MAX_OVER_LATENTS", "MAX_OVER_SEEDS", "HOMOGENEOUS_MAX",
-           "CHILD_BATCH", "position_index", "Batch", "prepare_batch", "team_for_pieces", "player_column",
+__all__ = ["TeamSolver", "DEFAULT_RULES", "PLAYER_MOVES", "MAX_OVER_LATENTS", "MAX_OVER_SEEDS", "HOMOGENEOUS_MAX",
+           "CHILD_BATCH", "player_column",
            "copy_column", "rule_column", "max_group"]

@@ -38,7 +38,7 @@ import jax
 import numpy as np
 
 from azdb_jax import games
-from azdb_jax.evaluation import loading, solvers
+from azdb_jax.evaluation import loading, members_solver, solvers
 from azdb_jax.reproduction import _puzzle_common as common
 from azdb_jax.reproduction.results import Results
 
@@ -100,7 +100,7 @@ def evaluate(results: Results, *, batch_members: Optional[bool] = None) -> dict:
     """Evaluates the group into ``results`` (``eval/solve_rates.json|csv``); returns the report.
 
     ``batch_members``: an arm's runs of one configuration (its seeds) answer as members of
-    one program (``solvers.MembersSolver``: every run's players, rules and homogeneous
+    one program (``members_solver.MembersSolver``: every run's players, rules and homogeneous
     control, one call per batch for all runs) rather than one run after another; the same
     rows either way. Default (None): off a CPU, where the members run side by side."""
     start = time.perf_counter()
@@ -130,7 +130,7 @@ def evaluate(results: Results, *, batch_members: Optional[bool] = None) -> dict:
             labels = [{"arm": arm, "run": run.name, "seed": run.seed, "step": t.step, "search": t.search_mode}
                       for run, t in zip(group, group_teams)]
             if batched and len(group) > 1:
-                solver = solvers.MembersSolver(group_teams, batch_members=True, **options)
+                solver = members_solver.MembersSolver(group_teams, batch_members=True, **options)
                 joint = common.solve(solver, sets, labels={})
                 rows += [{**labels[k], **solver.split(row, k)} for k in range(len(group)) for row in joint]
             else:

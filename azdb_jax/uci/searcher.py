@@ -31,7 +31,7 @@ import numpy as np
 
 from azdb_jax import anytime, games, planning
 from azdb_jax.envs.chess import DEFAULT_MAX_PIECES
-from azdb_jax.evaluation import solvers
+from azdb_jax.evaluation import solver_search
 from azdb_jax.evaluation.team import Team
 
 RULES = tuple(planning.SELECTION_RULES)  # visit, value, lcb, gap: the order of Answers.rule_*
@@ -132,7 +132,7 @@ class TeamSearcher:
 
     def _programs_for(self, max_pieces: int) -> _Programs:
         if max_pieces not in self._programs:
-            team = solvers.team_for_pieces(self.team, max_pieces)
+            team = solver_search.team_for_pieces(self.team, max_pieces)
             env, apply_fn, config = team.env, team.apply_fn, team.search_config
             self._programs[max_pieces] = _Programs(
                 begin=self._jit(functools.partial(anytime.begin, env, apply_fn, config=config,
