@@ -17,14 +17,19 @@ imports the library after:
 
 Both define the flags on absl's global ``FLAGS`` with ``define_flags()`` so that
 ``--help`` lists them and absl accepts them. Without ``--coordinator`` nothing happens:
-the run is one process. This module imports JAX only inside ``initialize``.
+the run is one process. This module imports JAX only inside its functions.
+
+Besides start-up, the exchanges a population of runs needs across processes
+(``azdb_jax.population``): every member's values in every process (``gather_members``),
+one member's state from the process that holds it (``held_member``), sent to every
+process bit for bit (``broadcast_exact``).
 
 CPU processes exchange arrays through gloo collectives (XLA:CPU has no cross-process
 collectives by default; the setting leaves GPU and TPU devices alone), which is how the
 multi-host path is tested on one machine.
 """
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from absl import flags
 
@@ -105,5 +110,56 @@ def is_main_process() -> bool:
     return jax.process_index() == 0
 
 
+def gather_members(tree: Any) -> Any:
+    """Arrays stacked on a leading member axis (sharded over every process's devices) in
+    host memory, every member's values in every process (a collective across processes)."""
+    import jax  # pylint: disable=g-import-not-at-top
+    from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+
+    if jax.process_count() == 1:
+        return jax.device_get(tree)
+    return multihost_utils.process_allgather(tree, tiled=True)
+
+
+def held_member(stacked: Any, k: int) -> Optional[Any]:
+    """Member ``k`` of arrays stacked on a leading member axis, as host arrays, or None in
+    a process whose devices do not hold it."""
+    import jax  # pylint: disable=g-import-not-at-top
+    import numpy as np  # pylint: disable=g-import-not-at-top
+
+    def leaf(x):
+        for shard in x.addressable_shards:
+            start, stop, _ = shard.index[0].indices(x.shape[0])
+            if start <= k < stop:
+                return np.asarray(shard.data[k - start])
+        return None
+
+    leaves = [leaf(x) for x in jax.tree.leaves(stacked)]
+    if any(x is None for x in leaves):
+        return None
+    return jax.tree.unflatten(jax.tree.structure(stacked), leaves)
+
+
+def broadcast_exact(tree: Any, is_source: bool) -> Any:
+    """``tree`` of the one source process (the others pass arrays of the same shapes and
+    dtypes) in every process. The values travel as unsigned integers of their width, so
+    that the sum with the others' zeros that carries them is exact (a float -0.0 stays
+    -0.0); arrays wider than 4 bytes are refused (ValueError)."""
+    import jax  # pylint: disable=g-import-not-at-top
+    import numpy as np  # pylint: disable=g-import-not-at-top
+    from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+
+    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+    dtypes = [np.asarray(x).dtype for x in jax.tree.leaves(tree)]
+    wide = sorted({str(d) for d in dtypes if d.itemsize not in bits})
+    if wide:
+        raise ValueError(f"a member's state holds {', '.join(wide)} arrays, which cannot be sent between processes "
+                         f"bit for bit (widths of 1, 2 or 4 bytes only)")
+    sent = jax.tree.map(lambda x: np.array(x, copy=True).view(bits[np.asarray(x).dtype.itemsize]), tree)
+    received = multihost_utils.broadcast_one_to_all(sent, is_source=is_source)
+    leaves = [np.asarray(x).view(dtype) for x, dtype in zip(jax.tree.leaves(received), dtypes)]
+    return jax.tree.unflatten(jax.tree.structure(tree), leaves)
+
+
 __all__ = ["FLAG_NAMES", "define_flags", "initialize", "initialize_from_argv", "initialize_from_flags",
-           "is_main_process"]
+           "is_main_process", "gather_members", "held_member", "broadcast_exact"]

@@ -55,7 +55,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import tqdm
-from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from azdb_jax import agent as agent_lib
@@ -436,7 +435,7 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
         states = progs.placed(stack([f.restore(step) for f in files]))
     else:
         states = progs.init(progs.placed(jnp.stack([jax.random.PRNGKey(seed) for seed in seeds])))
-    start = iteration = int(_every_member(states.iteration)[0])
+    start = iteration = int(distributed.gather_members(states.iteration)[0])
     for f in files:
         f.open_log(start)
     iterate = functools.partial(trainer.train_iteration, progs.kept.components, selfplay_fn=progs.selfplay,
@@ -451,7 +450,7 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
     for _ in bar:
         started = time.perf_counter()
         states, metrics = iterate(states)
-        metrics = {name: np.asarray(value) for name, value in _every_member(metrics).items()}
+        metrics = {name: np.asarray(value) for name, value in distributed.gather_members(metrics).items()}
         seconds = round(time.perf_counter() - started, 3)
         iteration += 1  # every member's (they step together)
         for k, f in enumerate(files):
@@ -469,56 +468,14 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
                 members=[dict(seed=s, last_metrics=m, last_eval=e) for s, m, e in zip(seeds, per_member, eval_records)])
 
 
-def _every_member(tree: Any) -> Any:
-    """Stacked members' values in host memory, every member's in every process (a
-    collective across processes)."""
-    if jax.process_count() == 1:
-        return jax.device_get(tree)
-    return multihost_utils.process_allgather(tree, tiled=True)
-
-
 def _member_state(states: trainer.TrainerState, k: int, abstract: trainer.TrainerState) -> trainer.TrainerState:
     """Member ``k``'s state apart, in every process (multi-host: its owner sends it to
     every process, bit for bit, and each holds it on its first device)."""
     if jax.process_count() == 1:
         return member(states, k)
-    owned = _owned_member(states, k)
+    owned = distributed.held_member(states, k)
     local = owned if owned is not None else jax.tree.map(lambda a: np.zeros(a.shape, a.dtype), abstract)
-    return jax.device_put(_broadcast_bits(local, owned is not None), jax.local_devices()[0])
-
-
-def _owned_member(states: Any, k: int) -> Optional[Any]:
-    """Member ``k`` of stacked global arrays as host arrays, or None in a process that
-    does not hold it."""
-    def leaf(x):
-        for shard in x.addressable_shards:
-            start, stop, _ = shard.index[0].indices(x.shape[0])
-            if start <= k < stop:
-                return np.asarray(shard.data[k - start])
-        return None
-
-    leaves = [leaf(x) for x in jax.tree.leaves(states)]
-    if any(x is None for x in leaves):
-        return None
-    return jax.tree.unflatten(jax.tree.structure(states), leaves)
-
-
-_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
-
-
-def _broadcast_bits(tree: Any, is_source: bool) -> Any:
-    """``tree`` of the one source process in every process. The values travel as unsigned
-    integers of their width, so that the sum with the others' zeros that carries them is
-    exact (a float -0.0 stays -0.0)."""
-    dtypes = [np.asarray(x).dtype for x in jax.tree.leaves(tree)]
-    wide = sorted({str(d) for d in dtypes if d.itemsize not in _BITS})
-    if wide:
-        raise ValueError(f"a member's state holds {', '.join(wide)} arrays, which cannot be sent between processes "
-                         f"bit for bit (widths of 1, 2 or 4 bytes only)")
-    bits = jax.tree.map(lambda x: np.array(x, copy=True).view(_BITS[np.asarray(x).dtype.itemsize]), tree)
-    received = multihost_utils.broadcast_one_to_all(bits, is_source=is_source)
-    leaves = [np.asarray(x).view(dtype) for x, dtype in zip(jax.tree.leaves(received), dtypes)]
-    return jax.tree.unflatten(jax.tree.structure(tree), leaves)
+    return jax.device_put(distributed.broadcast_exact(local, owned is not None), jax.local_devices()[0])
 
 
 class _MetricsOnly(NamedTuple):

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from azdb_jax import config as config_lib
-from azdb_jax import population, runner, runs
+from azdb_jax import distributed, population, runner, runs
 
 from conftest import trained_run_config
 
@@ -176,11 +176,11 @@ def test_member_maps_and_bad_input(tmp_path):
     # A member's state travels between processes as the bits of its values (here one
     # process, so only the round trip through the unsigned views): -0.0 stays -0.0.
     sent = {"x": np.array([-0.0, 1.5], np.float32), "b": np.array([True, False]), "k": np.uint32(7)}
-    got = population._broadcast_bits(sent, True)  # pylint: disable=protected-access
+    got = distributed.broadcast_exact(sent, True)
     assert np.signbit(got["x"][0]) and got["x"].dtype == np.float32 and got["x"][1] == 1.5
     assert got["b"].tolist() == [True, False] and got["k"] == 7 and got["k"].shape == ()
     with pytest.raises(ValueError, match="float64"):
-        population._broadcast_bits({"x": np.zeros(2, np.float64)}, True)  # pylint: disable=protected-access
+        distributed.broadcast_exact({"x": np.zeros(2, np.float64)}, True)
     with pytest.raises(ValueError, match="repeats a seed"):
         population.train(_config(), tmp_path, [3, 3], progress=False)
     with pytest.raises(FileNotFoundError, match="no population"):
