@@ -261,8 +261,9 @@ class TeamSolver:
     # ---------------------------------------------------------------- compiled search
 
     def _program(self, s: int, max_pieces: int) -> Callable:
-        """The jitted search of one padded batch by team ``s`` (``search_program``); with
-        ``batch_members`` (``s`` is then 0) every team's at once."""
+        """The jitted search of one padded batch by team ``s``
+        (``solver_search.search_program``); with ``batch_members`` (``s`` is then 0) every
+        team's at once."""
         searched = None if self.players is None else min(self.players, self.teams[s].num_players)
         return solver_search.search_program(self._programs, self.teams[s], slot=s, searched=searched,
                                copies=self.homogeneous_copies if s == 0 else 0, max_pieces=max_pieces,
