@@ -33,7 +33,8 @@ chess observations, recognised by their [8, 8, 119] shape.
 """
 
 import dataclasses
-from typing import Any, Callable, Mapping, NamedTuple, Tuple
+import functools
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -224,10 +225,12 @@ def init_train_state(
     return TrainState(params=params, opt_state=optimizer.init(params), step=jnp.zeros((), jnp.int32))
 
 
-def history_dropout(observation: Array, rng_key: Array, *, rate: float) -> Array:
+def history_dropout(observation: Array, rng_key: Array, *, rate: float, rows: Tuple[Any, int] = None) -> Array:
     """Drops the history of each chess observation [B, 8, 8, 119] with probability ``rate``.
 
     Consumes ``rng_key``. See the module docstring for exactly which planes change.
+    ``rows = (first, total)``: the observations are rows ``first ..`` of a batch of
+    ``total`` (``first`` may be traced), and each row drops as it would in the whole batch.
     """
     if tuple(observation.shape[1:]) != CHESS_OBSERVATION_SHAPE:
         raise ValueError(
@@ -238,7 +241,12 @@ def history_dropout(observation: Array, rng_key: Array, *, rate: float) -> Array
     fill = np.zeros_like(keep)
     fill[[CHESS_PLANES_PER_STEP * k + 12 for k in range(1, 8)]] = 1  # "seen once" plane
     no_history = (observation * keep + fill).astype(observation.dtype)
-    drop = jax.random.bernoulli(rng_key, rate, observation.shape[:1])
+    if rows is None:
+        drop = jax.random.bernoulli(rng_key, rate, observation.shape[:1])
+    else:
+        first, total = rows
+        drop = jax.lax.dynamic_slice_in_dim(jax.random.bernoulli(rng_key, rate, (total,)), first,
+                                            observation.shape[0])
     return jnp.where(drop[:, None, None, None], no_history, observation)
 
 
@@ -247,15 +255,21 @@ def global_norm(tree: Any) -> Array:
     return jnp.sqrt(sum(jnp.sum(jnp.square(x.astype(jnp.float32))) for x in jax.tree_util.tree_leaves(tree)))
 
 
-def _weighted_mean(values: Array, weight: Array) -> Array:
-    total = jnp.sum(weight)
+def _weighted_mean(values: Array, weight: Array, total: Array = None) -> Array:
+    total = jnp.sum(weight) if total is None else total
     return jnp.where(total > 0, jnp.sum(weight * values) / jnp.where(total > 0, total, 1.0), 0.0)
 
 
 def loss_fn(
-    params: Params, batch: Batch, *, apply_fn: Callable[[Params, Array, Array], NetOutput], config: LearnerConfig
+    params: Params, batch: Batch, *, apply_fn: Callable[[Params, Array, Array], NetOutput], config: LearnerConfig,
+    weight_total: Array = None,
 ) -> Tuple[Array, Metrics]:
-    """The AZdb loss of ``batch`` (module docstring) and its terms as metrics."""
+    """The AZdb loss of ``batch`` (module docstring) and its terms as metrics.
+
+    ``weight_total``: the Σ w the means divide by (default: this batch's). A device holding
+    part of a batch passes the whole batch's: its loss is then its rows' share of the
+    batch's loss, and the devices' losses (and gradients) sum to the batch's.
+    """
     out = apply_fn(params, batch.observation, batch.player)
     if out.policy_logits.shape != batch.search_policy.shape:
         raise ValueError(
@@ -267,14 +281,15 @@ def loss_fn(
     value_se = jnp.square(batch.z - out.value)
     value_d_se = jnp.square(batch.z_d - out.value_d)
     weight = batch.weight.astype(jnp.float32)
-    policy_loss = _weighted_mean(policy_ce, weight)
-    value_loss = _weighted_mean(value_se, weight)
-    value_d_loss = _weighted_mean(value_d_se, weight)
+    mean = functools.partial(_weighted_mean, weight=weight, total=weight_total)
+    policy_loss = mean(policy_ce)
+    value_loss = mean(value_se)
+    value_d_loss = mean(value_d_se)
     if out.value_d_opponent is not None:
         # The second intrinsic head speaks for the opponent's latent: the same positions,
         # seen through the latent of the player who is not to move (docs/method.md).
         other = apply_fn(params, batch.observation, batch.opponent_player).value_d_opponent
-        value_d_loss = value_d_loss + _weighted_mean(jnp.square(batch.z_d_opponent - other), weight)
+        value_d_loss = value_d_loss + mean(jnp.square(batch.z_d_opponent - other))
     loss = policy_loss + config.value_weight * value_loss + config.value_d_weight * value_d_loss
     metrics = {
         "loss": loss,
@@ -294,18 +309,36 @@ def learner_step(
     rng_key: Array,
     *,
     config: LearnerConfig,
+    axis_name: Optional[str] = None,
 ) -> Tuple[TrainState, Metrics]:
     """One gradient step on ``batch`` (see `Batch`); consumes ``rng_key``. Jit in the caller.
 
     Metrics are the loss terms before the update, ``grad_norm``, ``param_norm`` and the
     ``learning_rate`` used.
+
+    ``axis_name``: data parallelism over a mesh axis this step is mapped over
+    (``jax.shard_map``). Each device holds its rows of the batch (device ``d`` rows
+    ``[d B_d, (d + 1) B_d)`` of the whole batch), computes the gradient of their share of
+    the whole batch's loss, and the gradients (with the weights and the loss terms) are
+    summed over the devices once; the optimiser update, made from the same sums on every
+    device, keeps the parameters replicated. The step is the one-device step on the whole
+    batch up to the order of its float sums; history dropout draws for the whole batch's
+    rows, so it drops the same examples.
     """
     batch = to_batch(batch)
     observation = batch.observation
     if config.history_dropout > 0 and tuple(observation.shape[1:]) == CHESS_OBSERVATION_SHAPE:
-        batch = batch._replace(observation=history_dropout(observation, rng_key, rate=config.history_dropout))
+        rows = observation.shape[0]
+        first = 0 if axis_name is None else jax.lax.axis_index(axis_name) * rows
+        total_rows = rows if axis_name is None else rows * jax.lax.axis_size(axis_name)
+        batch = batch._replace(observation=history_dropout(observation, rng_key, rate=config.history_dropout,
+                                                           rows=(first, total_rows)))
+    total = None if axis_name is None else jax.lax.psum(jnp.sum(batch.weight.astype(jnp.float32)), axis_name)
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
-    (_, metrics), grads = grad_fn(train_state.params, batch, apply_fn=network.apply, config=config)
+    (_, metrics), grads = grad_fn(train_state.params, batch, apply_fn=network.apply, config=config,
+                                  weight_total=total)
+    if axis_name is not None:  # the one exchange of a step: the gradient and the loss terms
+        grads, metrics = jax.lax.psum((grads, metrics), axis_name)
     updates, opt_state = optimizer.update(grads, train_state.opt_state, train_state.params)
     params = optax.apply_updates(train_state.params, updates)
     metrics = dict(

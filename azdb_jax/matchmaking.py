@@ -254,6 +254,28 @@ def init_payoff(num_players: int, *, prior: float = 0.0) -> PayoffTracker:
     return PayoffTracker(counts=zeros, mean=jnp.full_like(zeros, prior))
 
 
+class PayoffStatistics(NamedTuple):
+    """A batch of finished games per (white w, black b) pair, before it is added to a
+    tracker: sums and counts, so that a caller can sum them over devices or hosts first."""
+
+    counts: Array  # [n, n] float32 c: finished games
+    sums: Array  # [n, n] float32 s: their results from White's view
+
+
+def payoff_statistics(num_players: int, white_ids: Array, black_ids: Array, results: Array,
+                      finished_mask: Array) -> PayoffStatistics:
+    """The counts and result sums of a batch of games [B] per pair (unfinished games are
+    ignored; ``results`` is +1 / 0 / −1 from White's point of view)."""
+    n = num_players
+    chex.assert_equal_shape([white_ids, black_ids, results, finished_mask])
+    chex.assert_rank(white_ids, 1)
+    weight = jnp.asarray(finished_mask, jnp.float32)
+    pair = jnp.asarray(white_ids, jnp.int32) * n + jnp.asarray(black_ids, jnp.int32)
+    counts = jax.ops.segment_sum(weight, pair, num_segments=n * n).reshape(n, n)
+    sums = jax.ops.segment_sum(weight * jnp.asarray(results, jnp.float32), pair, num_segments=n * n).reshape(n, n)
+    return PayoffStatistics(counts=counts, sums=sums)
+
+
 def update_payoff(
     tracker: PayoffTracker,
     white_ids: Array,
@@ -281,22 +303,23 @@ def update_payoff(
     once the pair stops being played (its decayed count shrinks). ``S`` is not stored:
     ``S = M (C + w) − w p`` recovers it, so ``prior`` and ``prior_games`` must be the
     values the tracker was built and updated with (``init_payoff(n, prior=p)``).
+    ``payoff_statistics`` then ``update_payoff_from_statistics`` is the same in two steps.
     """
     n = tracker.counts.shape[0]
-    chex.assert_shape([tracker.counts, tracker.mean], (n, n))
-    chex.assert_equal_shape([white_ids, black_ids, results, finished_mask])
-    chex.assert_rank(white_ids, 1)
-    weight = jnp.asarray(finished_mask, jnp.float32)
-    pair = jnp.asarray(white_ids, jnp.int32) * n + jnp.asarray(black_ids, jnp.int32)
-    batch_counts = jax.ops.segment_sum(weight, pair, num_segments=n * n).reshape(n, n)
-    batch_sums = jax.ops.segment_sum(
-        weight * jnp.asarray(results, jnp.float32), pair, num_segments=n * n
-    ).reshape(n, n)
+    games = payoff_statistics(n, white_ids, black_ids, results, finished_mask)
+    return update_payoff_from_statistics(tracker, games, decay=decay, prior=prior, prior_games=prior_games)
+
+
+def update_payoff_from_statistics(tracker: PayoffTracker, games: PayoffStatistics, *, decay: float = 1.0,
+                                  prior: float = 0.0, prior_games: float = 0.0) -> PayoffTracker:
+    """``update_payoff`` from a batch's ``payoff_statistics`` (e.g. summed over devices)."""
+    n = tracker.counts.shape[0]
+    chex.assert_shape([tracker.counts, tracker.mean, games.counts, games.sums], (n, n))
     old_counts = decay * tracker.counts
     # decay · S = decay · (M (C + w) − w p), written so that w = 0 adds exact zeros.
     old_sums = old_counts * tracker.mean + decay * prior_games * (tracker.mean - prior)
-    counts = old_counts + batch_counts
+    counts = old_counts + games.counts
     total = counts + prior_games
     safe = jnp.where(total > 0, total, 1.0)
-    mean = jnp.where(total > 0, (old_sums + batch_sums + prior_games * prior) / safe, tracker.mean)
+    mean = jnp.where(total > 0, (old_sums + games.sums + prior_games * prior) / safe, tracker.mean)
     return PayoffTracker(counts=counts, mean=mean)

@@ -309,10 +309,8 @@ def programs(config: config_lib.TrainConfig, workdir=None, *, num_devices: Optio
         init=jax.jit(functools.partial(trainer.init_trainer, components, window=abstract.pending),
                      out_shardings=shardings, compiler_options=networks.RUN_ONCE_COMPILER_OPTIONS),
         graph=jax.jit(components.graph_fn),
-        selfplay=jax.jit(functools.partial(trainer.selfplay_phase, components),
-                         in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0),
-        learner=jax.jit(functools.partial(trainer.learner_phase_step, components),
-                        in_shardings=(shardings,), out_shardings=(shardings, None), donate_argnums=0),
+        selfplay=sharding.data_parallel(functools.partial(trainer.selfplay_phase, components), mesh, shardings),
+        learner=sharding.data_parallel(functools.partial(trainer.learner_phase_step, components), mesh, shardings),
         evaluator=Evaluator(config, components) if config.run.eval_every else None)
     _PROGRAMS[key] = kept
     while len(_PROGRAMS) > _PROGRAMS_KEPT:

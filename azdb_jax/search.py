@@ -226,7 +226,8 @@ def dirichlet_noised_logits(rng_key: Array, prior_logits: Array, legal: Array, *
     the move's action id (so a move's draw does not depend on which others are drawn).
     ``num_candidates = K`` draws only for the moves a K-slot search holds
     (``tree_search.legal_slots``: every legal move, or the K of highest prior when there
-    are more): K Gamma draws per position instead of A (4,672 on chess). Consumes the key.
+    are more): K Gamma draws per position instead of A (4,672 on chess). Consumes the key
+    (one key, or ``[B]`` keys, one per position).
     """
     batch, num_actions = prior_logits.shape
     k = num_actions if num_candidates is None else min(num_candidates, num_actions)
@@ -235,7 +236,7 @@ def dirichlet_noised_logits(rng_key: Array, prior_logits: Array, legal: Array, *
     def row(key, actions):
         return jax.vmap(lambda a: jax.random.gamma(jax.random.fold_in(key, a), alpha))(jnp.maximum(actions, 0))
 
-    draws = jax.vmap(row)(jax.random.split(rng_key, batch), candidates)
+    draws = jax.vmap(row)(tree_search.row_keys(rng_key, batch), candidates)
     rows = jnp.arange(batch)[:, None]
     gamma = jnp.zeros(prior_logits.shape, draws.dtype).at[rows, jnp.maximum(candidates, 0)].add(
         jnp.where(candidates >= 0, draws, 0.0))
@@ -292,7 +293,10 @@ def run_search(
       env: the game (``azdb_jax.games.make``).
       apply_fn: the network ``(params, obs [B, ...], player [B]) -> NetOutput``.
       network_params: its parameters.
-      rng_key: consumed (noise, tie breaks).
+      rng_key: consumed (noise, tie breaks): one key, or ``[B]`` keys, one per position,
+        which makes each position's search depend on its own key only (not on the other
+        positions of the batch: a device searching part of a batch draws what a search of
+        the whole batch would draw for it).
       root: the positions, a batched pgx State [B, ...]; none may be terminal.
       player: [B] int, the root player's latent id.
       lam: [B] float, the root player's λ_i (1 for plain AlphaZero).
@@ -314,7 +318,7 @@ def run_search(
     ctx = SearchContext(network_params, player, root.current_player, lam.astype(jnp.float32), hook_params, opponent)
     out, root_input = evaluate_root(env, apply_fn, ctx, root)
     prior_logits = search_prior = root_input.prior_logits
-    noise_key, gumbel_key, search_key, action_key = jax.random.split(rng_key, 4)
+    noise_key, gumbel_key, search_key, action_key = tree_search.split_rows(tree_search.row_keys(rng_key, batch), 4)
     num_slots = min(config.num_slots or num_slots_for(env), env.num_actions)
     if add_noise and config.algorithm == "puct" and config.dirichlet_fraction > 0:
         search_prior = dirichlet_noised_logits(noise_key, prior_logits, root.legal_action_mask,
@@ -333,7 +337,7 @@ def run_search(
                                          max_num_considered_actions=config.max_num_considered_actions)
         # Drawn per action and gathered onto the root's slots: the same noise for any slot count.
         scale = config.gumbel_scale if add_noise else 0.0
-        gumbel = scale * jax.random.gumbel(gumbel_key, (batch, env.num_actions))
+        gumbel = scale * jax.vmap(lambda key: jax.random.gumbel(key, (env.num_actions,)))(gumbel_key)
         root_slots = tree_search.legal_slots(root.legal_action_mask, search_prior, num_slots)
         root_gumbel = jnp.take_along_axis(gumbel, jnp.maximum(root_slots, 0), axis=-1)
     tree = tree_search.search(ctx, search_key, root_input, recurrent_fn, selection_fn,
@@ -343,8 +347,8 @@ def run_search(
     if config.algorithm == "puct":
         # Sampled over the full action space, so the draw does not depend on the slot count.
         policy = visits / jnp.maximum(visits.sum(axis=-1, keepdims=True), 1)
-        action = jax.random.categorical(action_key, jnp.where(visits > 0, jnp.log(jnp.maximum(policy, 1e-30)),
-                                                              -jnp.inf))
+        action = jax.vmap(jax.random.categorical)(
+            action_key, jnp.where(visits > 0, jnp.log(jnp.maximum(policy, 1e-30)), -jnp.inf))
     else:
         slot, weights = _gumbel_decision(tree, root_gumbel)
         action = jnp.take_along_axis(tree.extra_data.slot_actions[:, mctx.Tree.ROOT_INDEX], slot[:, None], axis=1)[:, 0]

@@ -11,6 +11,12 @@ proportion to ``N^(1/τ)`` (``sample_temperature``; τ = 1: the visits) for the 
 
 Games carry over from one iteration to the next; each iteration returns the ``[T, B]``
 transitions it played.
+
+Every game slot draws its randomness (root noise, move sampling, its next start position
+and players) from a key of its own: given ``[B]`` keys, one per slot, a game depends on
+its slot's key and nothing else in the batch, so a device that plays a share of the
+slots plays exactly the games one device playing all of them would, and the program
+exchanges nothing between devices (``azdb_jax.trainer``).
 """
 
 import dataclasses
@@ -22,6 +28,7 @@ import pgx.core
 
 from azdb_jax import matchmaking
 from azdb_jax import search as search_lib
+from azdb_jax import tree_search
 from azdb_jax.envs.autoreset import InitFn, reset_where_done
 
 Array = jax.Array
@@ -98,30 +105,37 @@ def init_selfplay(
     graph: matchmaking.InteractionGraph,
     init_fn: Optional[InitFn] = None,
 ) -> SelfPlayState:
-    """Starts ``num_games`` games with players drawn from ``graph``; the key is consumed."""
+    """Starts ``num_games`` games with players drawn from ``graph``; the key is consumed
+    (one key, or ``[num_games]`` keys, one per game slot)."""
     init_fn = env.init if init_fn is None else init_fn
-    init_key, match_key = jax.random.split(rng_key)
-    env_state = jax.vmap(init_fn)(jax.random.split(init_key, num_games))
+    init_key, match_key = tree_search.split_rows(tree_search.row_keys(rng_key, num_games))
+    env_state = jax.vmap(init_fn)(init_key)
     return SelfPlayState(
         env_state=env_state,
-        matchup=matchmaking.sample_matchups(graph, match_key, batch_size=num_games),
+        matchup=_matchups(graph, match_key),
         first_seat=env_state.current_player,
         ply=jnp.zeros((num_games,), jnp.int32),
     )
+
+
+def _matchups(graph: matchmaking.InteractionGraph, keys: Array) -> matchmaking.Matchup:
+    """One matchup per key ``[B]`` (``matchmaking.sample_matchup``)."""
+    return jax.vmap(matchmaking.sample_matchup, in_axes=(None, 0))(graph, keys)
 
 
 def _choose_action(rng_key: Array, out: search_lib.SearchOutput, ply: Array, *, config: SelfPlayConfig,
                    algorithm: str) -> Array:
     """PUCT: sampling ∝ N^(1/τ) for the first k plies, then the most-visited move. Gumbel:
     sequential halving's action, except that a temperature τ ≠ 1 samples ∝ N^(1/τ) over the
-    root's visits for the first k plies (Table 1's exploration row on a Gumbel preset)."""
+    root's visits for the first k plies (Table 1's exploration row on a Gumbel preset).
+    ``rng_key``: one key, or ``[B]`` keys, one per game."""
     if algorithm == "gumbel" and config.sample_temperature == 1.0:
         return out.action  # sequential halving with Gumbel noise already explores
     visits = out.visits
     logits = jnp.log(visits.astype(jnp.float32))
     if config.sample_temperature != 1.0:  # τ = 1 keeps the plain visit-proportional draw, bit for bit
         logits = logits / config.sample_temperature
-    sampled = jax.random.categorical(rng_key, logits)
+    sampled = jax.vmap(jax.random.categorical)(tree_search.row_keys(rng_key, logits.shape[0]), logits)
     later = out.action if algorithm == "gumbel" else jnp.argmax(visits, axis=-1)
     return jnp.where(ply < config.sample_plies, sampled, later)
 
@@ -147,7 +161,8 @@ def selfplay_iteration(
 
     Args:
       env, apply_fn, network_params: the game and the team network.
-      rng_key: consumed.
+      rng_key: consumed: one key, or ``[B]`` keys, one per game slot (each game then
+        depends on its slot's key only).
       state: the games in progress (``init_selfplay``).
       lambdas: [n] each player's λ_i (all ones for AlphaZero).
       config, search_config: iteration and search settings.
@@ -165,7 +180,7 @@ def selfplay_iteration(
     in_search = intrinsic_reward_fn is not None and intrinsic_in_search
 
     def one_ply(state: SelfPlayState, key: Array):
-        search_key, action_key, reset_key, match_key = jax.random.split(key, 4)
+        search_key, action_key, reset_key, match_key = tree_search.split_rows(key, 4)  # [B] each
         env_state = state.env_state
         mover = env_state.current_player
         seat_players = _seat_players(state.matchup, state.first_seat)
@@ -204,9 +219,8 @@ def selfplay_iteration(
             rewards=next_state.rewards,
             terminated=done,
         )
-        restarted = jax.vmap(lambda s, k: reset_where_done(env, s, k, init_fn=init_fn))(
-            next_state, jax.random.split(reset_key, num_games))
-        new_matchup = matchmaking.sample_matchups(graph, match_key, batch_size=num_games)
+        restarted = jax.vmap(lambda s, k: reset_where_done(env, s, k, init_fn=init_fn))(next_state, reset_key)
+        new_matchup = _matchups(graph, match_key)
         state = SelfPlayState(
             env_state=restarted,
             matchup=jax.tree.map(lambda new, old: jnp.where(done, new, old), new_matchup, state.matchup),
@@ -215,4 +229,6 @@ def selfplay_iteration(
         )
         return state, transition
 
-    return jax.lax.scan(one_ply, state, jax.random.split(rng_key, config.num_plies))
+    game_keys = tree_search.row_keys(rng_key, num_games)
+    ply_keys = jax.vmap(lambda key: jax.random.split(key, config.num_plies), out_axes=1)(game_keys)  # [T, B]
+    return jax.lax.scan(one_ply, state, ply_keys)

@@ -7,9 +7,26 @@ previous window's transitions are kept (``pending``) and targets are computed ov
 both windows, so every transition whose game ends within one window after it is
 trained exactly once. Transitions of games longer than that are dropped (counted in
 ``metrics["dropped_fraction"]``).
+
+Data parallelism. Each phase can run as one device's share of the run (``axis_name``:
+the mesh axis the phase is mapped over, ``jax.shard_map`` in ``azdb_jax.runner``). The
+run's state is laid out by game slot: slot ``b`` holds a game in progress, its
+transitions of the previous window and its own stream of the replay buffer
+(``replay.init(streams=num_games)``), so a device holding some slots holds everything
+they need. Self-play is then local: each slot's randomness comes from
+``fold_in(key, b)`` (``selfplay``), and only what is global is summed over the devices,
+once per window and outside the loop over plies: ψ's statistics, the payoff counts and
+the metrics. The learner samples its batch in ``gcd(num_games, batch_size)`` groups of
+consecutive streams, each with its own key (``replay.sample``), so a device draws its
+groups' rows from its own streams, computes the gradient of its rows' part of the loss,
+and the gradients are summed over the devices once per step; the optimiser update is
+the same on every device. Nothing depends on the number of devices: the games, the
+replay's rows and the sampled batches are those of one device, and the loss and its
+gradient equal one device's up to the order of the float sums.
 """
 
 import functools
+import math
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import jax
@@ -22,6 +39,7 @@ from azdb_jax import agent as agent_lib
 from azdb_jax import diversity
 from azdb_jax import learner as learner_lib
 from azdb_jax import matchmaking, networks, replay, selfplay, targets
+from azdb_jax.sharding import Shard
 from azdb_jax.config import DiversityConfig, PayoffConfig
 from azdb_jax import search as search_lib
 from azdb_jax.envs.autoreset import InitFn
@@ -123,6 +141,18 @@ class Components(NamedTuple):
                                l0=self.l0, intrinsic_in_search=self.diversity_config.in_search)
 
 
+def _slot_keys(key: Array, slots: Array) -> Array:
+    """One key per game slot: ``fold_in(key, b)`` for each global slot index ``b``."""
+    return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, slots)
+
+
+def sample_groups(components: "Components") -> int:
+    """Groups the learner samples its batch in: ``gcd(num_games, batch_size)`` (each a
+    block of consecutive replay streams, ``replay.sample``); a device count dividing both
+    divides it, so each device samples whole groups."""
+    return math.gcd(components.selfplay_config.num_games, components.batch_size)
+
+
 def _empty_window(transition_shape: selfplay.Transition) -> selfplay.Transition:
     return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), transition_shape)
 
@@ -140,7 +170,8 @@ def init_trainer(components: Components, rng_key: Array, window: Optional[selfpl
     payoff = matchmaking.init_payoff(num_players, prior=c.payoff_config.prior)
     num_features = jax.eval_shape(c.feature_fn, jax.eval_shape(c.env.init, rng_key)).shape[-1]
     expected_features = diversity.init_expected_features(num_players, num_features)
-    games = selfplay.init_selfplay(c.env, games_key, num_games=c.selfplay_config.num_games,
+    num_games = c.selfplay_config.num_games
+    games = selfplay.init_selfplay(c.env, _slot_keys(games_key, jnp.arange(num_games)), num_games=num_games,
                                    graph=c.graph_fn(payoff.mean), init_fn=c.init_fn)
     obs_example = games.env_state.observation[:1]
     train_state = learner_lib.init_train_state(c.network, c.optimizer, net_key, obs_example)
@@ -148,10 +179,10 @@ def init_trainer(components: Components, rng_key: Array, window: Optional[selfpl
         window = jax.eval_shape(functools.partial(_play, c), train_state.params, run_key, games, payoff,
                                 expected_features)[1]
     example = jax.eval_shape(lambda w: _examples(c, w, w).examples, _empty_window(window))
-    example_row = jax.tree.map(lambda s: jnp.zeros(s.shape[1:], s.dtype), example)
+    example_row = jax.tree.map(lambda s: jnp.zeros(s.shape[2:], s.dtype), example)
     return TrainerState(
         train_state=train_state,
-        replay=replay.init(c.replay_config, example_row),
+        replay=replay.init(c.replay_config, example_row, streams=num_games),  # one stream per game slot
         games=games,
         pending=_empty_window(window),
         payoff=payoff,
@@ -162,6 +193,7 @@ def init_trainer(components: Components, rng_key: Array, window: Optional[selfpl
 
 
 def _play(c: Components, params, key, games, payoff, expected_features):
+    """One window of self-play; ``key``: one key, or one per game slot."""
     agent = c.agent(params, expected_features.psi)
     hook = agent.intrinsic_reward()  # self-play scores its moves with r_d whether or not its searches add it
     games, window = selfplay.selfplay_iteration(
@@ -182,8 +214,8 @@ def _stream_targets(window: selfplay.Transition) -> targets.Targets:
 
 
 class _WindowExamples(NamedTuple):
-    examples: TrainingExample  # [2T*B] both windows, flattened
-    trainable: Array  # [2T*B] new (not trained before), the learner's move, outcome known
+    examples: TrainingExample  # [2T, B] both windows
+    trainable: Array  # [2T, B] new (not trained before), the learner's move, outcome known
     outcome_known: Array  # [2T, B] the game of the transition ended inside the two windows
 
 
@@ -209,67 +241,108 @@ def _examples(c: Components, pending: selfplay.Transition, current: selfplay.Tra
         opponent_player=jnp.where(window.is_white, window.black_player, window.white_player),
         z_d_opponent=z_d_opponent.value,
     )
-    flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), examples)
-    return _WindowExamples(flat, trainable.reshape(-1), z.valid)
+    return _WindowExamples(examples, trainable, z.valid)
 
 
 def _payoff_update(payoff: matchmaking.PayoffTracker, window: selfplay.Transition,
-                   config: PayoffConfig = PayoffConfig()) -> matchmaking.PayoffTracker:
-    """Adds the games that ended in ``window`` ([T, B]) to the payoff matrix (one decay step)."""
+                   config: PayoffConfig = PayoffConfig(), shard: Shard = Shard()) -> matchmaking.PayoffTracker:
+    """Adds the games that ended in ``window`` ([T, B]) to the payoff matrix (one decay step;
+    the games of every device of ``shard``'s axis)."""
     white_seat = jnp.where(window.is_white, window.mover, 1 - window.mover)
     white_result = jnp.take_along_axis(window.rewards, white_seat[..., None], axis=-1)[..., 0]
     flat = lambda x: x.reshape(-1)  # noqa: E731
-    return matchmaking.update_payoff(payoff, flat(window.white_player), flat(window.black_player),
-                                     flat(white_result), flat(window.terminated), decay=config.decay,
-                                     prior=config.prior, prior_games=config.prior_games)
+    games = matchmaking.payoff_statistics(payoff.counts.shape[0], flat(window.white_player), flat(window.black_player),
+                                          flat(white_result), flat(window.terminated))
+    return matchmaking.update_payoff_from_statistics(payoff, shard.sum(games), decay=config.decay, prior=config.prior,
+                                                     prior_games=config.prior_games)
 
 
-def selfplay_phase(components: Components, state: TrainerState) -> tuple[TrainerState, Dict[str, Array]]:
-    """Plays one self-play window and stores its new trainable examples (one jit)."""
+def selfplay_phase(components: Components, state: TrainerState,
+                   shard: Shard = Shard()) -> tuple[TrainerState, Dict[str, Array]]:
+    """Plays one self-play window and stores its new trainable examples (one jit).
+
+    ``shard``: the phase as one device's share of the game slots (module docstring); the
+    metrics, ψ and payoffs are those of all slots.
+    """
     c = components
     key, play_key, store_key = jax.random.split(state.rng_key, 3)
-    games, current = _play(c, state.train_state.params, play_key, state.games, state.payoff,
+    num_slots = state.games.ply.shape[0]
+    slots = shard.slots(num_slots)
+    games, current = _play(c, state.train_state.params, _slot_keys(play_key, slots), state.games, state.payoff,
                            state.expected_features)
     window = _examples(c, state.pending, current)
-    stored = replay.store_mask(store_key, window.trainable, c.store_fraction)
+    stored = jax.vmap(lambda k, trainable: replay.store_mask(k, trainable, c.store_fraction), in_axes=(0, 1),
+                      out_axes=1)(_slot_keys(store_key, slots), window.trainable)
     buffer = replay.add(state.replay, window.examples, stored)
     pending_trainable = state.pending.train_mask
     dropped = pending_trainable & ~window.outcome_known[: c.selfplay_config.num_plies]
-    finished = current.terminated.sum()
+    moves = c.selfplay_config.num_plies * c.selfplay_config.num_games
+    totals = shard.sum(dict(
+        games_finished=current.terminated.sum(), examples_stored=stored.sum(), replay_size=replay.stored(buffer),
+        search_value=current.search_value.sum(), dropped=dropped.sum(), pending_trainable=pending_trainable.sum(),
+        reward_d=current.reward_d.sum(),
+        features=diversity.feature_statistics(current.features, current.player, jnp.ones_like(current.terminated),
+                                              jnp.where(current.is_white, 0, 1), jnp.ones_like(current.terminated),
+                                              num_players=c.lambdas.shape[0]),
+        intrinsic=_intrinsic_sums(c.member_lambdas, current)))
+    finished = totals["games_finished"]
     metrics = dict(
         games_finished=finished,
-        examples_stored=stored.sum(),
-        replay_size=buffer.size,
-        mean_search_value=current.search_value.mean(),
+        examples_stored=totals["examples_stored"],
+        replay_size=totals["replay_size"],
+        mean_search_value=totals["search_value"] / moves,
         # Previous-window transitions that never got an outcome: their games ran too long.
-        dropped_fraction=dropped.sum() / jnp.maximum(pending_trainable.sum(), 1),
-        plies_per_game=c.selfplay_config.num_plies * c.selfplay_config.num_games / jnp.maximum(finished, 1),
+        dropped_fraction=totals["dropped"] / jnp.maximum(totals["pending_trainable"], 1),
+        plies_per_game=moves / jnp.maximum(finished, 1),
     )
-    expected_features = diversity.update_expected_features(
-        state.expected_features, current.features, current.player, jnp.ones_like(current.terminated),
-        jnp.where(current.is_white, 0, 1), jnp.ones_like(current.terminated), rate=c.diversity_config.ema_rate)
-    metrics.update(_diversity_metrics(c, expected_features, current))
-    metrics.update(intrinsic_metrics(c.member_lambdas, current, plies_per_game=metrics["plies_per_game"]))
+    expected_features = diversity.update_expected_features_from_statistics(
+        state.expected_features, totals["features"], rate=c.diversity_config.ema_rate)
+    metrics.update(_diversity_metrics(c, expected_features, mean_reward_d=totals["reward_d"] / moves))
+    metrics.update(_intrinsic_metrics(totals["intrinsic"], plies_per_game=metrics["plies_per_game"]))
     new_state = state._replace(
         expected_features=expected_features,
         replay=buffer,
         games=games,
         pending=current,
-        payoff=_payoff_update(state.payoff, current, c.payoff_config),
+        payoff=_payoff_update(state.payoff, current, c.payoff_config, shard),
         rng_key=key,
         iteration=state.iteration + 1,
     )
     return new_state, metrics
 
 
-def _diversity_metrics(c: Components, expected_features: diversity.ExpectedFeatures,
-                       current: selfplay.Transition) -> Dict[str, Array]:
+def _diversity_metrics(c: Components, expected_features: diversity.ExpectedFeatures, *,
+                       mean_reward_d: Array) -> Dict[str, Array]:
     """d_i per player, the objective (Eq. 7) and the mean intrinsic reward of the window."""
     neighbours = diversity.nearest_neighbours(expected_features.psi)
     metrics = {f"d_{i}": neighbours.distance[i] for i in range(c.lambdas.shape[0])}
     metrics["diversity_objective"] = diversity.diversity_objective(expected_features.psi, c.member_lambdas, l0=c.l0)
-    metrics["mean_reward_d"] = current.reward_d.mean()
+    metrics["mean_reward_d"] = mean_reward_d
     return metrics
+
+
+def _intrinsic_sums(lambdas: Array, window: selfplay.Transition) -> Dict[str, Array]:
+    """The sums ``intrinsic_metrics`` divides, over a window's moves of players with λ_i < 1."""
+    lam = lambdas[window.player]
+    diverse = lam < 1.0
+    intrinsic = jnp.abs(window.search_value_intrinsic)
+    extrinsic = jnp.abs(window.search_value - window.search_value_intrinsic)
+    return dict(
+        moves=diverse.sum(),
+        intrinsic=jnp.sum(jnp.where(diverse, intrinsic, 0.0)),
+        total=jnp.sum(jnp.where(diverse, intrinsic + extrinsic, 0.0)),
+        reward_d=jnp.sum(jnp.where(diverse, window.reward_d, 0.0)),
+        mixed_reward_d=jnp.sum(jnp.where(diverse, (1.0 - lam) * window.reward_d, 0.0)),
+    )
+
+
+def _intrinsic_metrics(sums: Dict[str, Array], *, plies_per_game: Array) -> Dict[str, Array]:
+    count = jnp.maximum(sums["moves"], 1)
+    return dict(
+        intrinsic_share=sums["intrinsic"] / jnp.maximum(sums["total"], 1e-12),
+        reward_d_per_move=sums["reward_d"] / count,
+        intrinsic_return_per_game=sums["mixed_reward_d"] / count * plies_per_game / 2.0,
+    )
 
 
 def intrinsic_metrics(lambdas: Array, window: selfplay.Transition, *, plies_per_game: Array) -> Dict[str, Array]:
@@ -285,32 +358,28 @@ def intrinsic_metrics(lambdas: Array, window: selfplay.Transition, *, plies_per_
       game of the window's mean length (``plies_per_game / 2``), the intrinsic return a
       game adds beside λ_i times its result of at most 1.
     """
-    lam = lambdas[window.player]
-    diverse = lam < 1.0
-    count = jnp.maximum(diverse.sum(), 1)
-    intrinsic = jnp.abs(window.search_value_intrinsic)
-    extrinsic = jnp.abs(window.search_value - window.search_value_intrinsic)
-    total = jnp.sum(jnp.where(diverse, intrinsic + extrinsic, 0.0))
-    mixed_rd = jnp.where(diverse, (1.0 - lam) * window.reward_d, 0.0)
-    return dict(
-        intrinsic_share=jnp.sum(jnp.where(diverse, intrinsic, 0.0)) / jnp.maximum(total, 1e-12),
-        reward_d_per_move=jnp.sum(jnp.where(diverse, window.reward_d, 0.0)) / count,
-        intrinsic_return_per_game=mixed_rd.sum() / count * plies_per_game / 2.0,
-    )
+    return _intrinsic_metrics(_intrinsic_sums(lambdas, window), plies_per_game=plies_per_game)
 
 
-def learner_phase_step(components: Components, state: TrainerState) -> tuple[TrainerState, Dict[str, Array]]:
+def learner_phase_step(components: Components, state: TrainerState,
+                       shard: Shard = Shard()) -> tuple[TrainerState, Dict[str, Array]]:
     """One learner step on a batch sampled from the replay buffer (one jit).
 
     No update happens until the buffer holds one batch (early windows of long games);
-    ``metrics["learner_ready"]`` says whether it did.
+    ``metrics["learner_ready"]`` says whether it did. ``shard``: one device's share
+    (module docstring): it samples its groups of the batch from its own streams and its
+    gradient is summed with the other devices'.
     """
     c = components
     key, sample_key, step_key = jax.random.split(state.rng_key, 3)
-    ready = state.replay.size >= min(c.batch_size, replay.capacity(state.replay))
-    batch = replay.sample(state.replay, sample_key, c.batch_size, config=c.replay_config)
+    shards = c.selfplay_config.num_games // state.games.ply.shape[0]
+    groups = sample_groups(c) // shards
+    total = replay.capacity(state.replay) * shards
+    ready = shard.sum(replay.stored(state.replay)) >= min(c.batch_size, total)
+    batch = replay.sample(state.replay, sample_key, c.batch_size // shards, config=c.replay_config, groups=groups,
+                          first_group=shard.index() * groups)
     train_state, metrics = learner_lib.learner_step(c.network, c.optimizer, state.train_state, batch, step_key,
-                                                    config=c.learner_config)
+                                                    config=c.learner_config, axis_name=shard.axis_name)
     train_state = jax.tree.map(lambda new, old: jnp.where(ready, new, old), train_state, state.train_state)
     return state._replace(train_state=train_state, rng_key=key), dict(metrics, learner_ready=ready)
 

@@ -29,6 +29,10 @@ gives the share of the root's value that the part makes up. It changes nothing t
 does.
 
 Everything is written for a batch ``[B]`` of trees; selection functions see one tree.
+A search's key may be one key or ``[B]`` keys, one per tree (``row_keys``): with one
+per tree, what a tree draws depends on its own key only, not on the batch it is searched
+in (a device that searches its share of a batch draws what one device searching all of
+it would).
 """
 
 from typing import Any, Callable, NamedTuple
@@ -80,10 +84,36 @@ class StepOutput(NamedTuple):
     value_part: Any = None  # [B] the tracked part of ``value``
 
 
-# (params, rng_key, actions [B], embeddings [B, ...]) -> (StepOutput, embeddings [B, ...])
+# (params, rng_key ([B] keys, one per tree), actions [B], embeddings [B, ...]) -> (StepOutput, embeddings [B, ...])
 RecurrentFn = Callable[[Any, Array, Array, Any], tuple]
 # (tree of one search, node index [], depth []) -> slot []
 SelectionFn = Callable[[Tree, Array, Array], Array]
+
+
+# ------------------------------------------------------------------ keys
+
+
+def is_row_keys(rng_key: Array) -> bool:
+    """Whether ``rng_key`` is a batch of keys ``[B]`` rather than one key (typed keys of
+    shape ``[B]`` or raw ``uint32`` keys of shape ``[B, 2]``)."""
+    if jnp.issubdtype(rng_key.dtype, jax.dtypes.prng_key):
+        return rng_key.ndim == 1
+    return rng_key.ndim == 2
+
+
+def row_keys(rng_key: Array, batch: int) -> Array:
+    """``[B]`` keys, one per row: ``rng_key`` itself if it already is (``is_row_keys``), else
+    ``batch`` keys split from it."""
+    if is_row_keys(rng_key):
+        if rng_key.shape[0] != batch:
+            raise ValueError(f"row_keys: {rng_key.shape[0]} keys for a batch of {batch}")
+        return rng_key
+    return jax.random.split(rng_key, batch)
+
+
+def split_rows(keys: Array, num: int = 2) -> Array:
+    """Each of ``[B]`` keys split in ``num``: ``[num, B]`` keys."""
+    return jnp.swapaxes(jax.vmap(lambda key: jax.random.split(key, num))(keys), 0, 1)
 
 
 # ------------------------------------------------------------------ slots
@@ -335,7 +365,7 @@ def write_root(tree: Tree, root: RootInput, which: Array) -> Tree:
 def continue_search(params: Any, rng_key: Array, tree: Tree, recurrent_fn: RecurrentFn, selection_fn: SelectionFn,
                     *, num_simulations: Array, next_node: Array, max_depth: int) -> Tree:
     """Runs ``num_simulations`` (may be traced) more simulations on a batch of trees;
-    consumes ``rng_key``. Simulation ``s`` writes its new node at ``next_node + s``
+    consumes ``rng_key`` (one key, or ``[B]`` keys, one per tree). Simulation ``s`` writes its new node at ``next_node + s``
     (``next_node`` [B]: each tree's first free node); the caller keeps that within the
     arrays. Each simulation is mctx's: select down to an unexpanded slot, expand it with
     ``recurrent_fn``, back the value up."""
@@ -343,10 +373,11 @@ def continue_search(params: Any, rng_key: Array, tree: Tree, recurrent_fn: Recur
     num_slots = tree.children_index.shape[-1]
     simulate = jax.vmap(_simulate, in_axes=(0, None, None))
     rows = jnp.arange(batch)
+    rng_key = row_keys(rng_key, batch)
 
     def one_simulation(sim, carry):
         key, tree = carry
-        key, expand_key = jax.random.split(key)
+        key, expand_key = split_rows(key)
         parent, slot = simulate(tree, selection_fn, max_depth)
         child = tree.children_index[rows, parent, slot]
         new = child == UNVISITED
@@ -366,7 +397,8 @@ def search(params: Any, rng_key: Array, root: RootInput, recurrent_fn: Recurrent
 
     Args:
       params: passed to ``recurrent_fn``.
-      rng_key: consumed (tie-breaking seeds and the recurrent function's keys).
+      rng_key: consumed (tie-breaking seeds and the recurrent function's keys): one key,
+        or ``[B]`` keys, one per tree (``row_keys``).
       root: the root positions and network outputs (full action space).
       recurrent_fn: ``(params, key, actions [B], embeddings) -> (StepOutput, embeddings)``.
       selection_fn: picks a slot of one node of one tree (``puct_selection``,
@@ -384,8 +416,8 @@ def search(params: Any, rng_key: Array, root: RootInput, recurrent_fn: Recurrent
     chex.assert_shape([root.legal_action_mask], (batch, num_actions))
     num_slots = min(int(num_slots), num_actions)
     max_depth = num_simulations if max_depth is None else max_depth
-    seed_key, rng_key = jax.random.split(rng_key)
-    tie_seed = jax.random.bits(seed_key, (batch,), jnp.uint32)
+    seed_key, rng_key = split_rows(row_keys(rng_key, batch))
+    tie_seed = jax.vmap(lambda key: jax.random.bits(key, (), jnp.uint32))(seed_key)
     if root_gumbel is None:
         root_gumbel = jnp.zeros((batch, num_slots), root.value.dtype)
     tree = new_tree(root, num_simulations + 1, num_slots, root_gumbel, tie_seed)

@@ -85,6 +85,22 @@ def test_members_are_the_plain_runs_of_their_seeds_and_load_as_runs(plain_runs, 
 
 
 @pytest.mark.slow
+def test_vmap_members_are_the_plain_runs_of_their_seeds(plain_runs, tmp_path):
+    """``member_map="vmap"`` (an accelerator's ``auto``; batched convolutions, both branches
+    of every ``cond``): each member's first iteration is its seed's plain run within float
+    rounding."""
+    population.train(_config(1), tmp_path, [0, 1], member_map="vmap", progress=False)
+    assert population.read_manifest(tmp_path)["member_maps"] == ["vmap", "vmap"]
+    for seed in (0, 1):
+        mine = next(r for r in _records(population.member_dir(tmp_path, seed)) if r["kind"] == "train")
+        plain = next(r for r in _records(plain_runs / f"seed_{seed}") if r["kind"] == "train")
+        assert mine.keys() == plain.keys()
+        for name, value in plain.items():
+            expected = value if isinstance(value, str) else pytest.approx(value, rel=1e-5, abs=1e-6)
+            assert mine[name] == expected, (seed, name)
+
+
+@pytest.mark.slow
 def test_a_stopped_population_resumes_exactly_also_when_stopped_while_saving(tmp_path):
     config = _config()
     population.train(config, tmp_path / "whole", [0, 1], progress=False)
@@ -243,11 +259,11 @@ DEVICES_SCRIPT = textwrap.dedent("""
     from test_population import _config, _records
     out = {{}}
     for devices in (1, 2):
-        config = config_lib.apply_overrides(_config(3), ["run.num_devices=%d" % devices])
+        config = config_lib.apply_overrides(_config({iterations}), ["run.num_devices=%d" % devices])
         workdir = {tmp!r} + "/pop%d" % devices
-        progs = population.programs(config)
-        assert progs.mesh.size == devices
-        population.train(config, workdir, [0, 1, 2, 3], progress=False)
+        progs = population.programs(config, {member_map!r})
+        assert progs.mesh.size == devices and progs.member_maps == {maps!r}
+        population.train(config, workdir, [0, 1, 2, 3], member_map={member_map!r}, progress=False)
         out[devices] = [_records(population.member_dir(workdir, seed)) for seed in range(4)]
     print(json.dumps(out))
 """)
@@ -270,11 +286,14 @@ def test_learner_groups_step_every_member_as_unrolled_steps_do(tmp_path):
 
 
 @pytest.mark.slow
-def test_members_split_over_two_devices_train_as_on_one(tmp_path):
-    """4 members on 2 forced CPU devices (2 each, ``shard_map``) give the runs of 1 device."""
+@pytest.mark.parametrize("member_map, maps, iterations", [("auto", ["map", "groups"], 3), ("vmap", ["vmap", "vmap"], 2)])
+def test_members_split_over_two_devices_train_as_on_one(tmp_path, member_map, maps, iterations):
+    """4 members on 2 forced CPU devices (2 each, ``shard_map``) give the runs of 1 device,
+    with the CPU's member maps and with ``vmap`` (what ``auto`` picks on an accelerator)."""
     flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2".strip()
     env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
-    script = DEVICES_SCRIPT.format(tests=str(REPO / "tests"), tmp=str(tmp_path))
+    script = DEVICES_SCRIPT.format(tests=str(REPO / "tests"), tmp=str(tmp_path), member_map=member_map,
+                                   maps=tuple(maps), iterations=iterations)
     result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-4000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])

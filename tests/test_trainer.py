@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import arena, checkpoint, trainer  # noqa: E402
+from azdb_jax import arena, checkpoint, replay, trainer  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
 from azdb_jax import runner  # noqa: E402
 from azdb_jax.presets import get_preset  # noqa: E402
@@ -65,7 +65,7 @@ def test_every_finished_transition_is_stored_once():
             trainable_finished += int(stream.train_mask[: last_end[-1] + 1, b].sum())
     assert stored == trainable_finished
     # z in the buffer are game results; +1 on a game's winning move.
-    z = np.asarray(state.replay.data.z[: int(state.replay.size)])
+    z = np.asarray(state.replay.data.z)[replay.stored_rows(state.replay)]
     assert set(np.unique(z)) <= {-1.0, 0.0, 1.0} and (z == 1.0).any()
 
 
@@ -207,7 +207,7 @@ def test_diversity_terms_flow_into_records_and_targets():
     np.testing.assert_allclose(window.reward_d.reshape(-1), expected, rtol=1e-5, atol=1e-6)
     assert np.abs(window.reward_d).max() > 0
     assert {"d_0", "d_1", "d_2", "diversity_objective", "mean_reward_d"} <= set(metrics)
-    z_d = np.asarray(state.replay.data.z_d[: int(state.replay.size)])
+    z_d = np.asarray(state.replay.data.z_d)[replay.stored_rows(state.replay)]
     assert np.abs(z_d).max() > 0
     # The intrinsic metrics, recomputed from the window over the moves of players 1-2 (λ = 0.5).
     diverse = window.player > 0
