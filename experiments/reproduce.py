@@ -26,10 +26,10 @@ from absl import app, flags
 from azdb_jax import cli  # no JAX import
 from azdb_jax.cli import common_flags  # no JAX import
 
-_SCALE = flags.DEFINE_enum("scale", "ci", ["ci", "cpu", "chess_fast", "cpu_sweep", "ci_sweep", "cpu16", "ci_pack"],
+_SCALE = flags.DEFINE_enum("scale", "ci", ["ci", "cpu", "chess_fast", "cpu_sweep", "ci_sweep", "cpu16", "lease16", "ci_pack"],
                            "How large every run and evaluation is (cpu_sweep: the Gardner sweep of λ and ℓ0; "
                            "ci_sweep: the same machinery in minutes; cpu16: the accelerator pack's 16 seeds an arm, "
-                           "ci_pack: the pack in minutes).")
+                           "lease16: the pack cut to one accelerator lease; ci_pack: the pack in minutes).")
 _OUT = common_flags.define_out("The results folder (default: results/<scale>).")
 _STAGES = flags.DEFINE_list("stages", ["train", "eval"], "Stages to run: train, eval.")
 _RUNS = flags.DEFINE_list("runs", [], "Train only these runs (names like azdb_s0; default all).")

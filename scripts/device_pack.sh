@@ -5,6 +5,7 @@
 # distinct moves, solve rates and Table 2 (144 games a pairing) decided over the 16 seeds.
 #
 #   bash scripts/device_pack.sh OUT            # one GPU: the cpu16 scale
+#   bash scripts/device_pack.sh OUT lease16    # cut to one accelerator lease (scripts/device_check.sh)
 #   bash scripts/device_pack.sh OUT ci_pack    # the same pack in minutes on a CPU (its test)
 #
 # Writes 7 files under OUT: claims.md (the claims table, experiments/claims_table.py),
@@ -20,9 +21,9 @@
 # must already hold jax for the accelerator, flax, optax, chex and orbax-checkpoint.
 set -euo pipefail
 
-OUT=${1:?usage: bash scripts/device_pack.sh OUT [cpu16|ci_pack]}
+OUT=${1:?usage: bash scripts/device_pack.sh OUT [cpu16|lease16|ci_pack]}
 SCALE=${2:-cpu16}
-case "$SCALE" in cpu16|ci_pack) ;; *) echo "device_pack.sh: scale $SCALE is neither cpu16 nor ci_pack" >&2; exit 2;; esac
+case "$SCALE" in cpu16|lease16|ci_pack) ;; *) echo "device_pack.sh: scale $SCALE is none of cpu16, lease16, ci_pack" >&2; exit 2;; esac
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"

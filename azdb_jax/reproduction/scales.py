@@ -220,6 +220,16 @@ SCALES["cpu16"] = dataclasses.replace(
     overrides=(*SCALES["cpu"].overrides, "run.checkpoint_replay=false", "run.checkpoint_every=60"),
     eval=dataclasses.replace(SCALES["cpu"].eval, match_games=144),
     description="Gardner chess, the cpu scale's AZ, AZdb and control for 16 fresh seeds (10-25), as populations")
+# The pack cut to one accelerator lease (scripts/device_check.sh, part c): the same 16 seeds and
+# arms for 12 iterations instead of 60 and 48 games a pairing instead of 144. On one H200 an
+# iteration of 16 members took 3.1-3.2 s (docs/performance.md): 12 are ~40 s an arm's
+# training, which leaves the lease's minutes for compiling and the evaluation. Its claims are
+# those of nearly untrained teams: the part measures what the pack costs on the chip.
+SCALES["lease16"] = dataclasses.replace(
+    SCALES["cpu16"], name="lease16",
+    overrides=(*SCALES["cpu16"].overrides, "run.num_iterations=12", "run.checkpoint_every=12"),
+    eval=dataclasses.replace(SCALES["cpu16"].eval, match_games=48),
+    description="Gardner chess, the accelerator pack cut to one lease: 16 seeds, 12 iterations, 48 games a pairing")
 SCALES["ci_pack"] = dataclasses.replace(
     SCALES["ci"], name="ci_pack", seeds=(10, 11), arms=PACK_ARMS, groups=PACK_GROUPS,
     description="Gardner chess, tiny networks: the accelerator pack's runs and claims in minutes")
