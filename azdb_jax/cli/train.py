@@ -33,8 +33,8 @@ measured on the backend).
   python experiments/train.py --preset=demo --seeds=0,1,2,3 --workdir=runs/demo_pop
 
 ``--resume`` may change ``run.num_iterations`` (continue a finished run as if it had been
-planned longer), ``run.checkpoint_every`` and ``run.keep_checkpoints`` through
-``--override``; nothing else.
+planned longer), ``run.checkpoint_every``, ``run.keep_checkpoints`` and
+``run.checkpoint_async`` through ``--override``; nothing else.
 """
 
 import pathlib
