@@ -12,6 +12,15 @@ orbax writes the step into a temporary directory and renames it into place once 
 items are written, so a crash mid-save never leaves a directory that `latest_step` or
 `restore` would pick up (temporary directories are ignored).
 
+Saves are asynchronous by default (``CheckpointConfig.async_save``): `save` returns once
+the state is copied to host memory and the files are written by a background thread
+while training goes on. Whatever reads the directory waits for that write first
+(`all_steps`, and through it `latest_step`, `delete`, `read_meta`, `restore` and
+`restore_parts`; a next `save`; `close`), so a step is listed, read or replaced only
+once it is complete, and a write that failed raises `CheckpointError` there, naming the
+step. A process killed during the write leaves only a temporary directory: the run
+resumes from the checkpoint before.
+
 Pytrees are stored as nested dicts keyed by their pytree paths (field names, dict keys,
 list indices) and put back into the structure of the restore ``target``, which may hold
 concrete arrays or ``jax.ShapeDtypeStruct`` (with a sharding, to restore sharded).
@@ -30,6 +39,7 @@ processes gets one checksum per shard, keyed by the shard's index (process 0 gat
 them into ``meta``); each process verifies the shards it restores.
 """
 
+import concurrent.futures
 import dataclasses
 import hashlib
 import json
@@ -59,16 +69,19 @@ class CheckpointConfig:
       max_to_keep: number of most recent checkpoints kept (older ones are deleted).
       save_replay: whether `save` stores the replay buffer it is given.
       verify_checksums: store a SHA-256 per array and check it on restore.
+      async_save: `save` returns once the state is in host memory and the files are
+        written in the background (False: `save` returns once they are on disk).
     """
 
     max_to_keep: int = 3
     save_replay: bool = True
     verify_checksums: bool = True
+    async_save: bool = True
 
     def __post_init__(self):
         if isinstance(self.max_to_keep, bool) or not isinstance(self.max_to_keep, int) or self.max_to_keep < 1:
             raise ValueError(f"CheckpointConfig.max_to_keep must be an int >= 1, got {self.max_to_keep!r}")
-        for name in ("save_replay", "verify_checksums"):
+        for name in ("save_replay", "verify_checksums", "async_save"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"CheckpointConfig.{name} must be a bool, got {getattr(self, name)!r}")
 
@@ -124,8 +137,11 @@ def _array_like(x: Any) -> Any:
 
 
 def _digest(data: Any) -> str:
+    """SHA-256 of an array's dtype, shape and bytes, read in place (no copy of the data)."""
     data = np.ascontiguousarray(np.asarray(data))
-    return hashlib.sha256(f"{data.dtype.str}{data.shape}".encode() + data.tobytes()).hexdigest()
+    digest = hashlib.sha256(f"{data.dtype.str}{data.shape}".encode())
+    digest.update(data.reshape(-1).view(np.uint8))  # hashlib releases the GIL on large buffers
+    return digest.hexdigest()
 
 
 def _checksum(x: Any) -> Optional[str]:
@@ -209,13 +225,17 @@ class RunCheckpointer:
         self.config = config
         if not create and not os.path.isdir(self.directory):
             raise CheckpointError(f"checkpoint directory {self.directory} does not exist")
-        options = ocp.CheckpointManagerOptions(max_to_keep=config.max_to_keep, create=create)
+        # Always orbax's asynchronous checkpointer: a synchronous save (async_save=False)
+        # is the same save followed by wait_until_finished.
+        options = ocp.CheckpointManagerOptions(max_to_keep=config.max_to_keep, create=create,
+                                               enable_async_checkpointing=True)
         handlers = {
             "state": ocp.StandardCheckpointHandler(),
             "replay": ocp.StandardCheckpointHandler(),
             "meta": ocp.JsonCheckpointHandler(),
         }
         self._manager = ocp.CheckpointManager(self.directory, options=options, item_handlers=handlers)
+        self._pending: Optional[int] = None  # the step of a save still being written
 
     def __enter__(self) -> "RunCheckpointer":
         return self
@@ -224,10 +244,29 @@ class RunCheckpointer:
         self.close()
 
     def close(self) -> None:
-        self._manager.close()
+        """Waits for a pending save (`wait_until_finished`), then releases orbax's manager."""
+        try:
+            self.wait_until_finished()
+        finally:
+            self._manager.close()
+
+    def wait_until_finished(self) -> None:
+        """Returns once the last `save` is on disk (at once when none is pending).
+
+        Raises:
+          CheckpointError: the pending write failed (its step is not listed).
+        """
+        step, self._pending = self._pending, None
+        if step is None:
+            return
+        try:
+            self._manager.wait_until_finished()
+        except Exception as e:  # orbax/tensorstore raise many types; name the checkpoint and the cause
+            raise CheckpointError(f"checkpoint {self.step_path(step)} could not be written: {_reason(e)}") from e
 
     def all_steps(self) -> list:
-        """Steps of the finished checkpoints, oldest first."""
+        """Steps of the finished checkpoints, oldest first (after a pending save is written)."""
+        self.wait_until_finished()
         self._manager.reload()  # other processes may have saved or deleted steps
         return sorted(self._manager.all_steps())
 
@@ -246,8 +285,11 @@ class RunCheckpointer:
     def save(self, step: int, state: RunState, *, config: Any = None) -> None:
         """Writes ``state`` (and ``config``, a dataclass or dict, as JSON) as ``step``.
 
-        Blocks until the checkpoint is on disk (on every process); then deletes
-        checkpoints beyond the last ``max_to_keep``.
+        Waits for the previous save first. With ``async_save`` it returns once ``state``
+        is copied to host memory (the caller may then donate or overwrite its arrays) and
+        the files are written in the background; else once the checkpoint is on disk (on
+        every process). Once written, checkpoints beyond the last ``max_to_keep`` are
+        deleted.
         """
         step = int(step)
         if step in self.all_steps():
@@ -255,17 +297,21 @@ class RunCheckpointer:
         replay = state.replay if self.config.save_replay else None
         items = {"state": _flatten(state._replace(replay=None)), "replay": _flatten(replay)}
         prng_keys, checksums, shard_checksums = {}, {}, {}
+        leaves = {}
         for item, flat in items.items():
             for path, leaf in flat.items():
                 leaf = _array_like(leaf)
                 if _is_key(leaf):
                     prng_keys[f"{item}/{path}"] = str(jax.random.key_impl(leaf))
                     leaf = jax.random.key_data(leaf)
-                if self.config.verify_checksums:
-                    checksums[f"{item}/{path}"] = _checksum(leaf)
-                    if checksums[f"{item}/{path}"] is None:  # sharded across processes
-                        shard_checksums[f"{item}/{path}"] = _shard_checksums(leaf)
+                leaves[f"{item}/{path}"] = leaf
                 flat[path] = _to_global(leaf)
+        if self.config.verify_checksums:  # the loop waits for these: the arrays hashed side by side
+            with concurrent.futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
+                checksums = dict(zip(leaves, pool.map(_checksum, leaves.values())))
+            for name, leaf in leaves.items():
+                if checksums[name] is None:  # sharded across processes
+                    shard_checksums[name] = _shard_checksums(leaf)
         if self.config.verify_checksums:  # every process's shards, in the meta that process 0 writes
             merged = {name: {} for name in shard_checksums}
             for shards in _allgather_json(shard_checksums):
@@ -282,8 +328,20 @@ class RunCheckpointer:
         args = {"state": ocp.args.StandardSave(_nest(items["state"])), "meta": ocp.args.JsonSave(meta)}
         if items["replay"]:
             args["replay"] = ocp.args.StandardSave(_nest(items["replay"]))
+        # What the background write reads must not change after this returns: the caller
+        # donates the state to its next jitted step. orbax 0.12.8 (StandardCheckpointHandler,
+        # no device-to-host byte limit set) copies every jax.Array to host memory inside
+        # save() and blocks on the copies (jax_array_handlers._serialize_arrays: all arrays
+        # "prioritized", replica_slices.transfer_arrays_to_host: np.asarray of each shard),
+        # and deep-copies numpy leaves (NumpyHandler(deepcopy_host_arrays=True)); the meta
+        # is plain JSON built here. On CPU that host copy is a view of the device buffer,
+        # and a buffer with a live view is not donated (XLA copies it instead), so the
+        # write still reads the saved values. tests/test_checkpoint.py saves a state and
+        # donates it to a jitted step at once.
         self._manager.save(step, args=ocp.args.Composite(**args))
-        self._manager.wait_until_finished()
+        self._pending = step
+        if not self.config.async_save:
+            self.wait_until_finished()
 
     def read_meta(self, step: Optional[int] = None) -> Dict[str, Any]:
         """The JSON saved beside ``step`` (default: latest): config, checksums, ..."""

@@ -227,6 +227,9 @@ class RunConfig:
     checkpoint_every: int = 25  # iterations between checkpoints (0: only at the end)
     keep_checkpoints: int = 3
     checkpoint_replay: bool = True  # needed for an exact --resume; large for chess runs
+    # Checkpoints written in the background while training goes on (the state is copied to
+    # host memory first); False: each save blocks until it is on disk.
+    checkpoint_async: bool = True
     num_devices: int = 0  # devices for the game/batch axis; 0 = all local devices
 
     def __post_init__(self):

@@ -1,9 +1,19 @@
 """Multi-host start-up: ``jax.distributed.initialize`` before anything touches the XLA backend.
 
 A multi-host run starts the same command once per process (one per host, or several
-on one machine) with three extra flags::
+on one machine) and says how the processes find each other, in one of two ways:
 
-  --coordinator=HOST:PORT --num_processes=N --process_id=I
+- ``--coordinator=auto``: ``jax.distributed.initialize()`` without arguments, which takes
+  the coordinator's address, the number of processes and this process's id from the
+  cluster it runs in. JAX detects Cloud TPU VMs (every host of a pod slice, and GKE's
+  TPU pods), SLURM job steps (``srun``), Open MPI (``mpirun``) and Kubernetes indexed
+  jobs; ``JAX_COORDINATOR_PORT`` chooses the port where the cluster does not (SLURM
+  derives one from the job id). On SLURM, JAX gives each process of a node one GPU, the
+  one of its ``SLURM_LOCALID`` (one task per GPU). ``--num_processes`` and
+  ``--process_id`` are refused with it (the cluster says them), and where no cluster is
+  detected the error names the ones JAX knows and the explicit flags below;
+- ``--coordinator=HOST:PORT --num_processes=N --process_id=I``: the explicit start, for
+  a cluster JAX does not detect and for processes on one machine (loopback).
 
 ``jax.distributed.initialize`` must run before the XLA backend exists, and importing
 the game layer (pgx) already creates it. So every entry point initialises first and
@@ -17,7 +27,8 @@ imports the library after:
 
 Both define the flags on absl's global ``FLAGS`` with ``define_flags()`` so that
 ``--help`` lists them and absl accepts them. Without ``--coordinator`` nothing happens:
-the run is one process. This module imports JAX only inside its functions.
+the run is one process (all of its host's devices). This module imports JAX only inside
+its functions.
 
 Besides start-up, the exchanges a population of runs needs across processes
 (``azdb_jax.population``): every member's values in every process (``gather_members``),
@@ -26,7 +37,8 @@ process bit for bit (``broadcast_exact``).
 
 CPU processes exchange arrays through gloo collectives (XLA:CPU has no cross-process
 collectives by default; the setting leaves GPU and TPU devices alone), which is how the
-multi-host path is tested on one machine.
+multi-host path is tested on one machine (``--coordinator=auto`` in the variables of a
+SLURM job step, ``tests/test_distributed.py``).
 """
 
 from typing import Any, Optional, Sequence
@@ -34,17 +46,24 @@ from typing import Any, Optional, Sequence
 from absl import flags
 
 FLAG_NAMES = ("coordinator", "num_processes", "process_id")
+AUTO = "auto"  # --coordinator=auto: the cluster's own description of the processes
+# What jax.distributed.initialize() detects on its own (jax._src.clusters).
+DETECTED_CLUSTERS = ("Cloud TPU VMs (the hosts of a pod slice, GKE TPU pods)", "SLURM job steps (srun)",
+                     "Open MPI (mpirun)", "Kubernetes indexed jobs")
 
 
 def _define(flag_values: flags.FlagValues) -> None:
     if "coordinator" in flag_values:
         return
-    flags.DEFINE_string("coordinator", None, "Multi-host: the coordinator's address HOST:PORT (process 0's "
-                        "host); the same on every process. Unset: a single-process run.", flag_values=flag_values)
-    flags.DEFINE_integer("num_processes", None, "Multi-host: the number of processes.", lower_bound=1,
-                         flag_values=flag_values)
-    flags.DEFINE_integer("process_id", None, "Multi-host: this process's id in [0, num_processes).",
-                         lower_bound=0, flag_values=flag_values)
+    flags.DEFINE_string("coordinator", None, "Multi-host: 'auto' on a cluster JAX detects (Cloud TPU pod "
+                        "slices, SLURM srun, Open MPI, Kubernetes indexed jobs), which says the coordinator, "
+                        "the number of processes and each one's id; or the coordinator's address HOST:PORT "
+                        "(process 0's host), the same on every process, with --num_processes and "
+                        "--process_id. Unset: a single-process run.", flag_values=flag_values)
+    flags.DEFINE_integer("num_processes", None, "Multi-host, with --coordinator=HOST:PORT: the number of "
+                         "processes.", lower_bound=1, flag_values=flag_values)
+    flags.DEFINE_integer("process_id", None, "Multi-host, with --coordinator=HOST:PORT: this process's id in "
+                         "[0, num_processes).", lower_bound=0, flag_values=flag_values)
 
 
 def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
@@ -55,28 +74,57 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
 def initialize(coordinator: Optional[str], num_processes: Optional[int], process_id: Optional[int]) -> bool:
     """Joins the multi-process run; returns whether it did (False without a coordinator).
 
+    ``coordinator="auto"`` calls ``jax.distributed.initialize()`` without arguments (the
+    cluster's detection); ``HOST:PORT`` needs ``num_processes`` and ``process_id``.
+
     Raises:
-      ValueError: ``num_processes`` or ``process_id`` missing or out of range, or a
-        coordinator address without a port.
+      ValueError: ``num_processes`` or ``process_id`` missing, out of range or given with
+        ``auto``; a coordinator address without a port; ``auto`` where JAX detects no
+        cluster.
       RuntimeError (from JAX): the XLA backend already exists (something touched it first).
     """
     if not coordinator:
         if num_processes not in (None, 1) or process_id not in (None, 0):
             raise ValueError("--num_processes/--process_id need --coordinator=HOST:PORT")
         return False
+    if coordinator == AUTO:
+        if num_processes is not None or process_id is not None:
+            given = [f"--{name}" for name, value in (("num_processes", num_processes), ("process_id", process_id))
+                     if value is not None]
+            raise ValueError(f"--coordinator=auto takes the number of processes and each one's id from the "
+                             f"cluster: drop {' and '.join(given)}, or give --coordinator=HOST:PORT with "
+                             f"--num_processes and --process_id")
+        return _initialize_auto()
     if num_processes is None or process_id is None:
         raise ValueError("--coordinator needs --num_processes and --process_id")
     if not 0 <= process_id < num_processes:
         raise ValueError(f"--process_id={process_id} must be in [0, --num_processes={num_processes})")
     host, _, port = coordinator.rpartition(":")
     if not host or not port.isdigit():
-        raise ValueError(f"--coordinator must be HOST:PORT, got {coordinator!r}")
+        raise ValueError(f"--coordinator must be HOST:PORT or auto, got {coordinator!r}")
     import jax  # pylint: disable=g-import-not-at-top
 
     if jax.distributed.is_initialized():
         return True
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(coordinator, num_processes, process_id)
+    return True
+
+
+def _initialize_auto() -> bool:
+    """``jax.distributed.initialize()`` with what the cluster says; a clear error where
+    JAX detects none (it then lacks the coordinator, the process count or the id)."""
+    import jax  # pylint: disable=g-import-not-at-top
+
+    if jax.distributed.is_initialized():
+        return True
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    try:
+        jax.distributed.initialize()
+    except ValueError as e:  # JAX's "coordinator_address should be defined." and the like
+        raise ValueError(f"--coordinator=auto: JAX detected no cluster to join ({e}); it detects "
+                         f"{', '.join(DETECTED_CLUSTERS)}. Elsewhere pass --coordinator=HOST:PORT "
+                         f"--num_processes=N --process_id=I on every process") from None
     return True
 
 
@@ -161,5 +209,5 @@ def broadcast_exact(tree: Any, is_source: bool) -> Any:
     return jax.tree.unflatten(jax.tree.structure(tree), leaves)
 
 
-__all__ = ["FLAG_NAMES", "define_flags", "initialize", "initialize_from_argv", "initialize_from_flags",
-           "is_main_process", "gather_members", "held_member", "broadcast_exact"]
+__all__ = ["AUTO", "DETECTED_CLUSTERS", "FLAG_NAMES", "define_flags", "initialize", "initialize_from_argv",
+           "initialize_from_flags", "is_main_process", "gather_members", "held_member", "broadcast_exact"]

@@ -447,23 +447,25 @@ def train(config: config_lib.TrainConfig, workdir, seeds: Sequence[int], *, memb
     per_member: List[Dict[str, Any]] = [{} for _ in seeds]
     eval_records: List[List[Dict[str, Any]]] = [[] for _ in seeds]
     t0 = time.perf_counter()
-    for _ in bar:
-        started = time.perf_counter()
-        states, metrics = iterate(states)
-        metrics = {name: np.asarray(value) for name, value in distributed.gather_members(metrics).items()}
-        seconds = round(time.perf_counter() - started, 3)
-        iteration += 1  # every member's (they step together)
-        for k, f in enumerate(files):
-            per_member[k] = {name: float(value[k]) for name, value in metrics.items()}
-            per_member[k]["iteration_seconds"] = seconds
-            # Only evaluations and checkpoints need the member's state apart.
-            state_k = (_member_state(states, k, progs.kept.abstract) if f.needs_state(iteration, last)
-                       else _MetricsOnly(iteration))
-            eval_records[k] = f.record(state_k, per_member[k], last=last)
-        mean = {name: float(np.mean(value)) for name, value in metrics.items()}
-        bar.set_postfix(**runner.progress_postfix(mean, progs.kept.components.diverse))
-    for f in files:
-        f.close()
+    try:
+        for _ in bar:
+            started = time.perf_counter()
+            states, metrics = iterate(states)
+            metrics = {name: np.asarray(value) for name, value in distributed.gather_members(metrics).items()}
+            seconds = round(time.perf_counter() - started, 3)
+            iteration += 1  # every member's (they step together)
+            for k, f in enumerate(files):
+                per_member[k] = {name: float(value[k]) for name, value in metrics.items()}
+                per_member[k]["iteration_seconds"] = seconds
+                # Only evaluations and checkpoints need the member's state apart.
+                state_k = (_member_state(states, k, progs.kept.abstract) if f.needs_state(iteration, last)
+                           else _MetricsOnly(iteration))
+                eval_records[k] = f.record(state_k, per_member[k], last=last)
+            mean = {name: float(np.mean(value)) for name, value in metrics.items()}
+            bar.set_postfix(**runner.progress_postfix(mean, progs.kept.components.diverse))
+    finally:  # also on an error or Ctrl-C: checkpoints still being written are finished
+        for f in files:
+            f.close()
     return dict(iterations=iteration, seconds=round(time.perf_counter() - t0, 1),
                 members=[dict(seed=s, last_metrics=m, last_eval=e) for s, m, e in zip(seeds, per_member, eval_records)])
 

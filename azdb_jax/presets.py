@@ -18,6 +18,12 @@
               stored, 1M-position replay, 1.6M learner steps, 400 simulations.
   azdb_full   the same with a team of 10.
 
+The chess setups (these four and the puzzle presets below) checkpoint without their
+replay buffer (``run.checkpoint_replay=False``: 34 GB at 1M positions), so their
+``--resume`` refills the buffer from scratch and is not bit-exact;
+``--override=run.checkpoint_replay=true`` makes it exact (BUILD.md, "Checkpoints and
+resuming").
+
 Self-play from puzzle positions (paper §4.2, Table 1; App. C.3), each ``az_fast`` with
 start positions (``config.StartPositionsConfig``): a new game starts from the usual
 initial position with probability 0.5, else from a puzzle position drawn uniformly,
@@ -164,7 +170,11 @@ def _chess(num_players: int, *, full: bool) -> TrainConfig:
             learner_steps=4 if full else 16,
             batch_size=4096 if full else 1024,
             store_fraction=0.1 if full else 1.0,
-            eval_every=500, eval_games=128, eval_simulations=400, checkpoint_every=500, keep_checkpoints=5),
+            eval_every=500, eval_games=128, eval_simulations=400, checkpoint_every=500, keep_checkpoints=5,
+            # The 1M-position replay (34 GB: observations and search policies) stays out of the
+            # checkpoints: a resume refills it from scratch, so it is not bit-exact (BUILD.md,
+            # "Checkpoints and resuming"); run.checkpoint_replay=true keeps it exact.
+            checkpoint_replay=False),
     )
 
 

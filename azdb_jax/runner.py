@@ -336,7 +336,8 @@ class RunFiles:
         self.manager = checkpoint.RunCheckpointer(
             str(self.workdir / "checkpoints"),
             checkpoint.CheckpointConfig(max_to_keep=config.run.keep_checkpoints,
-                                        save_replay=config.run.checkpoint_replay))
+                                        save_replay=config.run.checkpoint_replay,
+                                        async_save=config.run.checkpoint_async))
         if resume:
             check_resumable(load_run_config(self.workdir), config, source=f"{self.workdir}/config.json")
         elif self.manager.latest_step() is not None:
@@ -449,13 +450,15 @@ def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
     metrics: Dict[str, Any] = {}
     eval_records: List[Dict[str, Any]] = []
     t0 = time.perf_counter()
-    for _ in bar:
-        started = time.perf_counter()
-        state, metrics = iterate(state)
-        metrics = {name: float(value) for name, value in jax.device_get(metrics).items()}
-        metrics["iteration_seconds"] = round(time.perf_counter() - started, 3)
-        bar.set_postfix(**progress_postfix(metrics, kept.components.diverse))
-        eval_records = files.record(state, metrics, last=last)
-    files.close()
+    try:
+        for _ in bar:
+            started = time.perf_counter()
+            state, metrics = iterate(state)
+            metrics = {name: float(value) for name, value in jax.device_get(metrics).items()}
+            metrics["iteration_seconds"] = round(time.perf_counter() - started, 3)
+            bar.set_postfix(**progress_postfix(metrics, kept.components.diverse))
+            eval_records = files.record(state, metrics, last=last)
+    finally:  # also on an error or Ctrl-C: a checkpoint still being written is finished
+        files.close()
     return dict(iterations=int(state.iteration), seconds=round(time.perf_counter() - t0, 1),
                 last_metrics=metrics, last_eval=eval_records)

@@ -69,9 +69,10 @@ def build_components(config: config_lib.TrainConfig, workdir=None) -> trainer.Co
 # ------------------------------------------------------------------ config and metrics
 
 # Fields a resumed run may change: none of them changes what the run computes (how long
-# it runs, how often and how many checkpoints it keeps). Raising run.num_iterations
-# continues a finished run exactly as if it had been planned longer.
-RESUMABLE_FIELDS = ("run.num_iterations", "run.checkpoint_every", "run.keep_checkpoints")
+# it runs, how often and how many checkpoints it keeps, whether they are written in the
+# background). Raising run.num_iterations continues a finished run exactly as if it had
+# been planned longer.
+RESUMABLE_FIELDS = ("run.num_iterations", "run.checkpoint_every", "run.keep_checkpoints", "run.checkpoint_async")
 
 
 def config_differences(a: config_lib.TrainConfig, b: config_lib.TrainConfig, *,

@@ -1,8 +1,15 @@
-"""Tests for azdb_jax/checkpoint.py: exact round trips, keep-last-k, atomicity, clear errors."""
+"""Tests for azdb_jax/checkpoint.py: exact round trips, keep-last-k, atomicity, clear errors,
+saves written in the background."""
 
 import dataclasses
 import os
+import pathlib
 import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -134,6 +141,116 @@ def test_writes_are_atomic(tmp_path, monkeypatch):
         assert int(ckpt.restore(target=state).step) == 7
 
 
+def _hold_meta_writes(monkeypatch, gate: threading.Event, fail: bool = False) -> list:
+    """Makes the meta item's write (part of every save) wait for ``gate`` (then fail with
+    ``fail``); returns the list of writes that finished."""
+    finished = []
+    original = ocp.JsonCheckpointHandler._save_fn
+
+    async def held(self, x, directory):
+        assert gate.wait(120), "the test never released the write"
+        if fail:
+            raise OSError("No space left on device")
+        result = await original(self, x, directory)
+        finished.append(str(directory))
+        return result
+
+    monkeypatch.setattr(ocp.JsonCheckpointHandler, "_save_fn", held)
+    return finished
+
+
+def test_a_save_returns_before_its_write_and_keeps_the_state_it_was_given(tmp_path, monkeypatch):
+    # The training loop donates the state to its next jitted step as soon as save returns:
+    # the checkpoint must hold the values saved, not what the donated buffers hold later.
+    state = _run_state()
+    saved = jax.device_get(state)
+    gate = threading.Event()
+    finished = _hold_meta_writes(monkeypatch, gate)
+    step = jax.jit(lambda s: jax.tree.map(lambda x: x if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else -x - 1, s),
+                   donate_argnums=0)
+    with checkpoint.RunCheckpointer(tmp_path) as ckpt:
+        ckpt.save(3, state, config=_Config())
+        assert finished == [] and "3" not in os.listdir(tmp_path)  # save returned; the write waits
+        for _ in range(3):
+            state = step(state)
+        jax.block_until_ready(state)
+        gate.set()
+        assert ckpt.latest_step() == 3 and len(finished) == 1  # listing waits for the pending write
+        restored = ckpt.restore(target=state, config=_Config())
+    _assert_identical(restored, saved)
+    assert not np.array_equal(np.asarray(state.params["stem"]["kernel"]), saved.params["stem"]["kernel"])
+
+
+def test_close_waits_for_the_pending_write(tmp_path, monkeypatch):
+    gate = threading.Event()
+    finished = _hold_meta_writes(monkeypatch, gate)
+    ckpt = checkpoint.RunCheckpointer(tmp_path)
+    ckpt.save(1, _run_state(with_replay=False))
+    threading.Timer(0.5, gate.set).start()
+    ckpt.close()
+    assert len(finished) == 1 and os.listdir(tmp_path) == ["1"]
+
+
+def test_a_synchronous_save_is_on_disk_when_it_returns(tmp_path):
+    with checkpoint.RunCheckpointer(tmp_path, checkpoint.CheckpointConfig(async_save=False)) as ckpt:
+        ckpt.save(1, _run_state(with_replay=False))
+        assert os.listdir(tmp_path) == ["1"]
+
+
+def test_a_failed_background_write_is_an_error_naming_the_step(tmp_path, monkeypatch):
+    gate = threading.Event()
+    _hold_meta_writes(monkeypatch, gate, fail=True)
+    with checkpoint.RunCheckpointer(tmp_path) as ckpt:
+        ckpt.save(4, _run_state(with_replay=False))
+        gate.set()
+        with pytest.raises(checkpoint.CheckpointError,
+                           match=f"checkpoint {tmp_path / '4'} could not be written: OSError: No space left"):
+            ckpt.latest_step()
+        assert ckpt.all_steps() == []  # the half-written step is not listed
+
+
+# Saves step 1, then dies by SIGKILL while step 2 is being written in the background.
+KILLED_SCRIPT = textwrap.dedent("""
+    import os, signal, sys, threading
+    sys.path.insert(0, {repo!r})
+    import jax.numpy as jnp
+    import orbax.checkpoint as ocp
+    from azdb_jax import checkpoint
+    state = checkpoint.RunState(params={{"w": jnp.arange(1000.0)}}, opt_state={{}}, step=jnp.int32(1),
+                                rng_key=jnp.zeros(2, jnp.uint32))
+    ckpt = checkpoint.RunCheckpointer(sys.argv[1])
+    ckpt.save(1, state)
+    ckpt.wait_until_finished()
+    started = threading.Event()
+    original = ocp.JsonCheckpointHandler._save_fn
+
+    async def dying(self, x, directory):
+        started.set()
+        threading.Event().wait()  # never returns: the process is killed first
+
+    ocp.JsonCheckpointHandler._save_fn = dying
+    ckpt.save(2, state._replace(params={{"w": -jnp.arange(1000.0)}}, step=jnp.int32(2)))
+    started.wait(60)
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+@pytest.mark.slow
+def test_a_process_killed_during_a_background_write_resumes_from_the_checkpoint_before(tmp_path):
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", KILLED_SCRIPT.format(repo=str(repo)), str(tmp_path)],
+                          env=dict(os.environ, JAX_PLATFORMS="cpu"), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    assert "1" in os.listdir(tmp_path) and any("tmp" in name for name in os.listdir(tmp_path))
+    target = checkpoint.RunState(params={"w": jnp.zeros(1000)}, opt_state={}, step=jnp.int32(0),
+                                 rng_key=jnp.zeros(2, jnp.uint32))
+    with checkpoint.RunCheckpointer(tmp_path, create=False) as ckpt:
+        assert ckpt.all_steps() == [1]
+        restored = ckpt.restore(target=target)
+    np.testing.assert_array_equal(restored.params["w"], np.arange(1000.0))
+    assert int(restored.step) == 1
+
+
 def _garble(path) -> None:
     data = bytearray(path.read_bytes())
     for i in range(len(data) // 3, len(data)):
@@ -202,3 +319,5 @@ def test_config_validation():
         checkpoint.CheckpointConfig(max_to_keep=0)
     with pytest.raises(ValueError, match="save_replay"):
         checkpoint.CheckpointConfig(save_replay="yes")
+    with pytest.raises(ValueError, match="async_save"):
+        checkpoint.CheckpointConfig(async_save=1)

@@ -11,10 +11,12 @@ TensorBoard event files under ``tb/`` and orbax checkpoints under ``checkpoints/
 ``--resume`` continues from the latest checkpoint exactly (same metrics as a run that
 was never interrupted).
 
-Multi-host: every process runs the same command with ``--coordinator``,
-``--num_processes`` and ``--process_id``. ``jax.distributed.initialize`` must run before
-anything touches the XLA backend, and importing the game layer (pgx) already does, so
-this module imports the library only inside ``main``, after the flags are read.
+Multi-host: every process runs the same command with ``--coordinator=auto`` on a cluster
+JAX detects (a Cloud TPU pod slice, a SLURM ``srun``; ``azdb_jax.distributed``), or with
+``--coordinator=HOST:PORT``, ``--num_processes`` and ``--process_id``.
+``jax.distributed.initialize`` must run before anything touches the XLA backend, and
+importing the game layer (pgx) already does, so this module imports the library only
+inside ``main``, after the flags are read.
 
 At the end the run is summarised (``azdb_jax.evaluation.run_summary``): a table of each
 player's score against the fixed references, its nearest-neighbour distance d_i and how
@@ -31,8 +33,8 @@ measured on the backend).
   python experiments/train.py --preset=demo --seeds=0,1,2,3 --workdir=runs/demo_pop
 
 ``--resume`` may change ``run.num_iterations`` (continue a finished run as if it had been
-planned longer), ``run.checkpoint_every`` and ``run.keep_checkpoints`` through
-``--override``; nothing else.
+planned longer), ``run.checkpoint_every``, ``run.keep_checkpoints`` and
+``run.checkpoint_async`` through ``--override``; nothing else.
 """
 
 import pathlib
