@@ -275,3 +275,26 @@ def test_pairing_benchmark_times_a_table2_pairing():
     for agent in ("player", "team_gap"):
         assert report[f"{agent}_first_s"] > 0 and report[f"{agent}_second_s"] > 0
         assert 1 <= report[f"{agent}_mean_plies"] <= 4
+
+
+@pytest.mark.slow
+def test_the_accelerator_check_runs_its_parts_within_its_budget(tmp_path):
+    # scripts/device_check.sh at its tiny size on the CPU: parts a and b, each under the budget left
+    out = tmp_path / "out"
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHON=sys.executable)
+    result = subprocess.run(["bash", str(REPO / "scripts" / "device_check.sh"), str(out), "tiny"], env=env, cwd=REPO,
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-4000:]
+    log = (out / "log.txt").read_text()
+    for part in ("a_scaling_demo", "b_drift_vmap", "b_population"):
+        assert f"device_check: {part}: exit 0 after" in log, log[-4000:]
+    scaling = json.loads((out / "scaling_demo.json").read_text())
+    assert scaling["forced_cpu_devices"] is False and [r["devices"] for r in scaling["runs"]] == [1]
+    assert scaling["runs"][0]["programs"]["learner"]["flops"] > 0
+    drift = json.loads((out / "drift_vmap.json").read_text())
+    assert drift["member_maps"] == ["vmap", "vmap"]
+    # vmap members are their seeds' plain runs within float rounding
+    assert max(drift["largest_relative_difference"].values()) < 1e-4, drift["largest_relative_difference"]
+    population = json.loads((out / "population.json").read_text())
+    for row in population["rows"]:
+        assert row["vmap"]["member_iterations_per_s"] > 0 and row["map"]["member_iterations_per_s"] > 0, row
