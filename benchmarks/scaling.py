@@ -23,7 +23,9 @@ lowers them on the run's abstract state (nothing is allocated: chess at batch 40
 
 The programs are ``init`` (a run's first state), ``selfplay`` (one self-play window),
 ``learner`` (one learner step) and ``evaluator`` (one player's evaluation games, when the
-run evaluates; it runs on one device of the mesh whatever N is). ``--real`` measures the
+run evaluates; every device plays all its games whatever N is). ``--repeats`` also times
+self-play and the learner on the devices (meaningful on real devices; forced CPU devices
+share the host's cores). ``--real`` measures the
 devices the machine has (no forcing; ``--devices`` then lists counts up to theirs).
 The JSON goes to stdout (and ``--out``); ``--markdown`` adds the table docs/performance.md
 shows.
@@ -33,8 +35,10 @@ import collections
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
+import time
 from typing import Any, Dict, List
 
 from absl import app
@@ -48,6 +52,9 @@ _PROGRAMS = flags.DEFINE_list("programs", ["init", "selfplay", "learner", "evalu
 _REAL = flags.DEFINE_boolean("real", False, "Measure this machine's own devices instead of forced CPU devices.")
 _MARKDOWN = flags.DEFINE_boolean("markdown", False, "Print docs/performance.md's table after the JSON.")
 _OUT = flags.DEFINE_string("out", None, "Also write the JSON here.")
+_REPEATS = flags.DEFINE_integer("repeats", 0, "Also run self-play and the learner (its run.learner_steps steps) this "
+                                "many times after a first call from a fresh state and report the median wall "
+                                "seconds (0: compile only).", lower_bound=0)
 _WORKER = flags.DEFINE_integer("worker", None, "(internal) measure on this many devices, print one JSON line.")
 
 COLLECTIVES = ("all-reduce", "all-gather", "all-to-all", "reduce-scatter", "collective-permute",
@@ -123,8 +130,9 @@ def program_stats(compiled: Any) -> Dict[str, Any]:
                 collective_ops=[dict(op=op, shape=shape, in_loop=loop) for op, shape, loop in found["ops"]])
 
 
-def measure(config: Any, num_devices: int, programs: List[str]) -> Dict[str, Any]:
-    """``program_stats`` of ``config``'s programs on its first ``num_devices`` devices."""
+def measure(config: Any, num_devices: int, programs: List[str], repeats: int = 0) -> Dict[str, Any]:
+    """``program_stats`` of ``config``'s programs on its first ``num_devices`` devices, and with
+    ``repeats`` the median wall seconds of a self-play window and of the run's learner steps."""
     import jax  # pylint: disable=g-import-not-at-top
     import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
     from azdb_jax import runner  # pylint: disable=g-import-not-at-top
@@ -146,10 +154,34 @@ def measure(config: Any, num_devices: int, programs: List[str]) -> Dict[str, Any
         params_b = tuple(current if name == "previous" else None for name in evaluator.opponents)
         keys = jax.ShapeDtypeStruct((len(evaluator.opponents), 2), jnp.uint32)
         lowered["evaluator"] = evaluator.games.play.lower(current, params_b, keys)
-    out = {}
+    out, compiled = {}, {}
     for name, low in lowered.items():
-        out[name] = program_stats(low.compile())
-    return dict(devices=num_devices, platform=jax.devices()[0].platform, programs=out)
+        compiled[name] = low.compile()
+        out[name] = program_stats(compiled[name])
+    result = dict(devices=num_devices, platform=jax.devices()[0].platform, programs=out)
+    if repeats:
+        run = lambda name: compiled.get(name, getattr(kept, name))  # noqa: E731  (compiled once only)
+        result["seconds"] = _timed(run("init"), run("selfplay"), run("learner"), config.run.learner_steps, repeats)
+    return result
+
+
+def _timed(init: Any, selfplay: Any, learner: Any, learner_steps: int, repeats: int) -> Dict[str, float]:
+    """Median wall seconds of a self-play window and of ``learner_steps`` learner steps, each
+    window followed by its steps, after a first round."""
+    import jax  # pylint: disable=g-import-not-at-top
+    state = init(jax.random.PRNGKey(0))
+    times = collections.defaultdict(list)
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        state, _ = selfplay(state)
+        jax.block_until_ready(state)
+        times["selfplay"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        for _ in range(learner_steps):
+            state, _ = learner(state)
+        jax.block_until_ready(state)
+        times["learner_steps"].append(time.perf_counter() - start)
+    return {name: statistics.median(values[1:]) for name, values in times.items()}
 
 
 def _config():
@@ -159,7 +191,7 @@ def _config():
 
 
 def _worker(num_devices: int) -> None:
-    result = measure(_config(), num_devices, list(_PROGRAMS.value))
+    result = measure(_config(), num_devices, list(_PROGRAMS.value), _REPEATS.value)
     print("SCALING " + json.dumps(result))
 
 
@@ -171,7 +203,7 @@ def _run_worker(argv: List[str], num_devices: int) -> Dict[str, Any]:
     del argv  # absl leaves only what is not a flag there: the worker gets this process's flags anew
     command = [sys.executable, os.path.abspath(__file__), f"--preset={_PRESET.value}",
                *(f"--override={o}" for o in _OVERRIDES.value), f"--programs={','.join(_PROGRAMS.value)}",
-               f"--worker={num_devices}"]
+               f"--repeats={_REPEATS.value}", f"--worker={num_devices}"]
     result = subprocess.run(command, env=env, capture_output=True, text=True)
     if result.returncode:
         raise RuntimeError(f"scaling.py on {num_devices} devices failed:\n{result.stderr[-4000:]}")
@@ -217,7 +249,7 @@ def main(argv):
     if _REAL.value:  # the devices are this process's own: no forcing, so no fresh process per count
         import jax  # pylint: disable=g-import-not-at-top
         counts = [n for n in counts if n <= jax.device_count()] or [jax.device_count()]
-        runs = [measure(_config(), n, list(_PROGRAMS.value)) for n in counts]
+        runs = [measure(_config(), n, list(_PROGRAMS.value), _REPEATS.value) for n in counts]
     else:
         runs = [_run_worker(argv, n) for n in counts]
     report = dict(preset=_PRESET.value, overrides=list(_OVERRIDES.value), platform=runs[0]["platform"],

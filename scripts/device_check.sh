@@ -74,8 +74,8 @@ else
   # Estimates: compiling dominates parts a and b on a fresh machine (an H200 compiled a
   # gardner_cpu run in ~20 s, docs/performance.md); part c from the H200's 3.1-3.2 s an
   # iteration of 16 members plus compiling and the evaluation (BUILD.md).
-  part a_scaling_demo 40 "$PY" benchmarks/scaling.py --real --devices=1 --preset=demo --out="$OUT/scaling_demo.json"
-  part a_scaling_gardner 40 "$PY" benchmarks/scaling.py --real --devices=1 --preset=gardner_cpu \
+  part a_scaling_demo 40 "$PY" benchmarks/scaling.py --real --devices=1 --preset=demo --repeats=3 --out="$OUT/scaling_demo.json"
+  part a_scaling_gardner 40 "$PY" benchmarks/scaling.py --real --devices=1 --preset=gardner_cpu --repeats=3 \
     --out="$OUT/scaling_gardner_cpu.json"
   part b_drift_vmap 30 "$PY" benchmarks/population_drift.py --members=8 --iterations=4 --member_map=vmap \
     --out="$OUT/drift_vmap.json"
