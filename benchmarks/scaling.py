@@ -44,6 +44,8 @@ from typing import Any, Dict, List
 from absl import app
 from absl import flags
 
+from azdb_jax.cli import common_flags
+
 _PRESET = flags.DEFINE_string("preset", "demo", "The run's preset (azdb_jax.presets).")
 _OVERRIDES = flags.DEFINE_multi_string("override", [], "Config overrides, section.field=value.")
 _DEVICES = flags.DEFINE_list("devices", ["1", "2", "4", "8"], "Device counts to measure.")
@@ -51,7 +53,7 @@ _PROGRAMS = flags.DEFINE_list("programs", ["init", "selfplay", "learner", "evalu
                               "Programs to measure (init, selfplay, learner, evaluator).")
 _REAL = flags.DEFINE_boolean("real", False, "Measure this machine's own devices instead of forced CPU devices.")
 _MARKDOWN = flags.DEFINE_boolean("markdown", False, "Print docs/performance.md's table after the JSON.")
-_OUT = flags.DEFINE_string("out", None, "Also write the JSON here.")
+_OUT = common_flags.define_out("Also write the JSON here (default: print it only).")
 _REPEATS = flags.DEFINE_integer("repeats", 0, "Also run self-play and the learner (its run.learner_steps steps) this "
                                 "many times after a first call from a fresh state and report the median wall "
                                 "seconds (0: compile only).", lower_bound=0)
@@ -264,5 +266,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     app.run(main)

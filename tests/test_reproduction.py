@@ -75,7 +75,7 @@ def test_every_arm_has_equal_compute_and_its_own_team(name):
         assert row6.start_positions == row5.start_positions and row7.selfplay == row6.selfplay
         assert row7.start_positions.halfmove_clocks == (0, 20, 40, 60, 80)
     elif scale.arms == scales.PACK_ARMS:  # the accelerator pack: AZ, AZdb and control only, 16 or 2 fresh seeds
-        assert name in ("cpu16", "ci_pack") and set(scale.groups) == set(scales.PACK_GROUPS)
+        assert name in ("cpu16", "lease16", "ci_pack") and set(scale.groups) == set(scales.PACK_GROUPS)
         assert not set(scale.seeds) & set(scales.get_scale("cpu").seeds + scales.get_scale("cpu_sweep").seeds)
     elif not scale.variants:  # the paper's chess list publishes no solution lines: no intermediate positions
         assert name == "chess_fast" and not set(scales.TABLE1_LOWER) & set(rows)
