@@ -29,12 +29,18 @@ INSTALL_REQUIRES = [
 # dependency: it brings pygame, lxml and requests, which nothing else needs.
 RBC_REQUIRES = ["reconchess>=1.6.9,<1.7"]
 
+# The connect-four solver (azdb_jax.games.connect_four_solver: ground truth and the "perfect"
+# opponent): BitBully and its opening books (bitbully-databases, 27 MB). An extra: only
+# connect four's measures need it. Below 0.1: a young package whose API may still move.
+SOLVER_REQUIRES = ["bitbully>=0.0.79,<0.1"]
+
 EXTRAS_REQUIRE = {
     "test": ["pytest>=8.0", "pytest-xdist>=3.5", "scipy>=1.11", "nbclient>=0.9", "nbformat>=5.9", "ipykernel>=6.25",
              "sphinx>=7.2,<9"]  # the API reference (docs/api), built by tests/test_api_reference.py
-    + RBC_REQUIRES,
+    + RBC_REQUIRES + SOLVER_REQUIRES,
     "docs": ["sphinx>=7.2,<9"],
     "rbc": RBC_REQUIRES,
+    "solver": SOLVER_REQUIRES,
     "notebooks": ["jupyter>=1.0", "nbformat>=5.9"],
 }
 

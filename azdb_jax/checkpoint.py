@@ -476,6 +476,15 @@ def latest_step(workdir) -> Optional[int]:
         return manager.latest_step()
 
 
+def all_steps(workdir) -> list:
+    """Every saved iteration of the run directory ``workdir``, in order ([] when it has none)."""
+    folder = pathlib.Path(workdir) / "checkpoints"
+    if not folder.is_dir():
+        return []
+    with RunCheckpointer(str(folder), create=False) as manager:
+        return manager.all_steps()
+
+
 def _matches_checksums(value: Any, name: str, meta: Dict[str, Any]) -> bool:
     """Whether ``value`` agrees with the whole-array checksum or, for the shards this
     process holds, with the per-shard checksums saved for ``name``.
@@ -547,4 +556,4 @@ def _check_shapes(path: str, item: str, stored: Any, abstract: Dict[str, jax.Sha
             )
 
 
-__all__ = ["CheckpointConfig", "CheckpointError", "RunCheckpointer", "RunState", "config_to_json", "latest_step"]
+__all__ = ["CheckpointConfig", "CheckpointError", "RunCheckpointer", "RunState", "all_steps", "config_to_json", "latest_step"]

@@ -220,9 +220,9 @@ class RunConfig:
     eval_adjudication: str = "none"  # how games stopped at eval_max_plies score (azdb_jax.adjudication)
     # Opponents of the in-training evaluation, by name: the game's fixed opponents
     # (azdb_jax.opponents.opponents_for), "previous" (the previous evaluation's
-    # network) and, on chess and Gardner chess, classical alpha-beta specs such as
-    # "alphabeta:depth=2" (searched on the host at every ply); empty: the fixed
-    # opponents and "previous".
+    # network), on chess and Gardner chess classical alpha-beta specs such as
+    # "alphabeta:depth=2", on connect four the solver, "perfect[:random=R][,depth=D]"
+    # (both searched on the host at every ply); empty: the fixed opponents and "previous".
     eval_opponents: Tuple[str, ...] = ()
     checkpoint_every: int = 25  # iterations between checkpoints (0: only at the end)
     keep_checkpoints: int = 3

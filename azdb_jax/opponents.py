@@ -54,6 +54,22 @@ def classical_opponents(env: pgx.core.Env, names) -> Dict[str, Policy]:
     return {name: policy.alphabeta_policy(env, name) for name in names if player.is_spec(name)}
 
 
+def spec_opponents(env: pgx.core.Env, names) -> Dict[str, Policy]:
+    """The opponents among ``names`` that are specs rather than names of the default set:
+    the classical alpha-beta players (``classical_opponents``; chess, Gardner chess) and
+    the game's own parameterised ones (``Game.opponent_spec``; connect four's solver,
+    ``perfect[:random=R][,depth=D]``). Names that are neither are left out; ValueError
+    names a bad spec, and the solver's ``SolverNotFound`` gives its install hint."""
+    found = classical_opponents(env, names)
+    spec = games.get(env.id).opponent_spec
+    for name in names:
+        if name not in found:
+            policy = spec(env, name)
+            if policy is not None:
+                found[name] = policy
+    return found
+
+
 def opponents_for(env_id: str, env: Optional[pgx.core.Env] = None) -> Dict[str, Policy]:
     """The sensible fixed opponents of a game, by name: "random" for every game, then the
     game's own (``Game.opponents``; e.g. nim: "oracle"; tic_tac_toe: "perfect",

@@ -180,8 +180,8 @@ class Evaluator:
 
         available = dict(opponents.opponents_for(env.id, env), previous=agent)
         chosen = tuple(config.run.eval_opponents or tuple(available))
-        try:  # classical alpha-beta specs (alphabeta:depth=2) search on the host at every ply
-            available.update(opponents.classical_opponents(env, chosen))
+        try:  # specs (alphabeta:depth=2, connect four's perfect) search on the host at every ply
+            available.update(opponents.spec_opponents(env, chosen))
         except ValueError as e:
             raise ValueError(f"run.eval_opponents: {e}") from None
         unknown = [name for name in chosen if name not in available]

@@ -252,6 +252,15 @@ def fsf_path() -> str:
 
 
 @pytest.fixture(scope="session")
+def connect_four_solver():
+    """The connect-four solver (``games.connect_four_solver.Solver``): skipped with the install
+    hint when ``bitbully`` is missing (failed when ``AZDB_REQUIRE_DATA=1``, as on CI)."""
+    from azdb_jax.games import connect_four_solver  # pylint: disable=g-import-not-at-top
+
+    return _engine_path(connect_four_solver.solver, connect_four_solver.SolverNotFound)
+
+
+@pytest.fixture(scope="session")
 def ci_results(tmp_path_factory) -> pathlib.Path:
     """A results folder of the reproduction's ``ci`` scale, trained once per test session.
 

@@ -54,7 +54,16 @@ def plain_runs(tmp_path_factory):
 def test_a_population_of_one_is_the_plain_run_bit_for_bit(plain_runs, tmp_path):
     population.train(_config(), tmp_path, [0], progress=False)
     member = population.member_dir(tmp_path, 0)
-    assert _records(member) == _records(plain_runs / "seed_0")  # every metric and evaluation, 5 iterations
+    # Every metric and evaluation of 5 iterations, bit for bit but the gradient's norm: a
+    # diagnostic that the member's program reduces in another order (29.795383 against
+    # 29.795385 plain at iteration 2 on some x86 CPUs, equal on others), while the gradient
+    # it is the norm of moves the parameters bit for bit (below).
+    mine_records, plain_records = _records(member), _records(plain_runs / "seed_0")
+    mine_norms = [record.pop("grad_norm", None) for record in mine_records]
+    plain_norms = [record.pop("grad_norm", None) for record in plain_records]
+    assert mine_records == plain_records
+    assert [n is None for n in mine_norms] == [n is None for n in plain_norms]
+    assert [n for n in mine_norms if n is not None] == pytest.approx([n for n in plain_norms if n is not None], rel=1e-6)
     mine, plain = runs.load_run(member)[2], runs.load_run(plain_runs / "seed_0")[2]
     for a, b in zip(jax.tree.leaves(mine), jax.tree.leaves(plain)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
@@ -160,7 +169,11 @@ def test_arms_of_one_shape_train_as_one_population(plain_runs, tmp_path):
         assert [(r["kind"], r["iteration"]) for r in mine] == [(r["kind"], r["iteration"]) for r in theirs]
         for a, b in zip(mine, theirs):
             for name, value in b.items():
-                expected = value if isinstance(value, str) else pytest.approx(value, rel=1e-5, abs=1e-6)
+                # Float sums in another order (the members' programs batched): every record agrees to
+                # 1.2e-6 but the third arm's gradient norm at iteration 5 (190.724 plain, 190.719 here, 2.6e-5
+                # apart), a norm of large gradients that a last-bit difference moves further.
+                rel = 1e-4 if name == "grad_norm" else 1e-5
+                expected = value if isinstance(value, str) else pytest.approx(value, rel=rel, abs=1e-6)
                 assert a[name] == expected, (folder.name, a["iteration"], name)
     control = _records(folders[1])
     assert all(r["reward_d_per_move"] == 0.0 and r["mean_reward_d"] == 0.0 for r in control if r["kind"] == "train")

@@ -25,6 +25,7 @@ from azdb_jax.data._common import (
     status_names,
 )
 from azdb_jax.data.books import BookPosition, load_book, parse_book_line
+from azdb_jax.data.connect_four import SolvedPosition, load_connect_four_positions
 from azdb_jax.data.epd import (
     EpdRecord,
     bm_am_solved,
@@ -50,11 +51,13 @@ __all__ = [
     "Opening",
     "PaperPosition",
     "SkippedLine",
+    "SolvedPosition",
     "bm_am_solved",
     "board_format",
     "data_path",
     "is_correct_solver_move",
     "load_book",
+    "load_connect_four_positions",
     "load_epd",
     "load_gardner_puzzles",
     "load_gardner_values",

@@ -69,13 +69,14 @@ RECIPES: Dict[str, Recipe] = {
             "network.channels=32", "network.num_blocks=2", "network.value_hidden=32",
             # Stronger root noise: the agent must also know the lines a perfect player picks.
             "search.num_simulations=32", "search.dirichlet_fraction=0.5",
-            "selfplay.num_games=64", "selfplay.num_plies=9", "selfplay.sample_plies=4",
+            # Every move of a self-play game sampled ∝ visits: with the first 4 only, the games
+            # after ply 4 were the agent's own line and it met a perfect first player's other
+            # lines unprepared (seeds 0-3 lost games as second player after 9 of 16 lengths
+            # of 60-150 iterations; sampling all 9 plies, none). docs/results.md, "Learning
+            # checks on any machine".
+            "selfplay.num_games=64", "selfplay.num_plies=9", "selfplay.sample_plies=9",
             "replay.capacity=8192",
             "learner.learning_rate=0.002",
-            # 60 iterations lost 2 of 128 games (as second player) to the perfect player on
-            # AVX2 and AVX-512 code and none on SSE4.2 (XLA_FLAGS=--xla_cpu_max_isa=...);
-            # at 90 seed 0 loses none on any of them (docs/results.md, "Learning checks on
-            # any machine", where other seeds are measured too).
             "run.num_iterations=90", "run.learner_steps=24", "run.batch_size=128",
             "run.eval_games=128", "run.eval_simulations=64",
         ),
@@ -205,7 +206,11 @@ def arena_eval(config: config_lib.TrainConfig, components: trainer.Components, p
     sample_plies = 6 if opponent == "untrained" else 0
     agent = components.agent(None, None, search_config=eval_search_config(config)).player_policy(
         0, sample_plies=sample_plies)
-    policy_b = agent if opponent == "untrained" else opponents.opponents_for(env.id, env)[opponent]
+    if opponent == "untrained":
+        policy_b = agent
+    else:
+        available = dict(opponents.opponents_for(env.id, env), **opponents.spec_opponents(env, [opponent]))
+        policy_b = available[opponent]
     num_games = config.run.eval_games + config.run.eval_games % 2
     play = jax.jit(functools.partial(arena.play_games, env, agent, policy_b=policy_b, num_games=num_games,
                                      max_plies=config.run.eval_max_plies or games.max_plies(env),

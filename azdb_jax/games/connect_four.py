@@ -1,13 +1,14 @@
 """Connect four: pgx's ``connect_four`` as it is, and its record.
 
 φ (SPEC §1.2) is 84 = 2 x 42 cells (row-major from the top row, pgx order): the first
-player's discs, then the second player's. pgx's board is already absolute.
+player's discs, then the second player's. pgx's board is already absolute. The game is solved: ``connect_four_solver`` is its ground
+truth and its ``perfect`` opponent.
 """
 
 import jax
 import pgx.core
 
-from azdb_jax.games import planes
+from azdb_jax.games import connect_four_solver, planes
 from azdb_jax.games.game import Game, minimax_opponents, pgx_factory
 
 Array = jax.Array
@@ -27,5 +28,6 @@ GAME = Game(
     max_plies=42,  # the board's cells
     num_slots=NUM_SLOTS,
     opponents=minimax_opponents(NUM_SLOTS),  # "minimax2"
+    opponent_spec=connect_four_solver.opponent_spec,  # "perfect[:random=R][,depth=D]": the solver
     from_pgx=True,
 )

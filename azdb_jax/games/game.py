@@ -29,6 +29,12 @@ def no_opponents(env: pgx.core.Env) -> Dict[str, Policy]:
     return {}
 
 
+def no_opponent_spec(env: pgx.core.Env, name: str) -> Optional[Policy]:
+    """A game without parameterised opponents: no name is a spec of its."""
+    del env, name
+    return None
+
+
 def minimax_opponents(num_moves: int, depth: int = 2) -> Callable[[pgx.core.Env], Dict[str, Policy]]:
     """``Game.opponents`` of one player, "minimax<depth>": depth-limited negamax over a
     position's first ``num_moves`` legal moves (``policies.minimax_policy``; depth 2 wins
@@ -64,6 +70,10 @@ class Game:
       opponents: ``env -> {name: policy}``, the game's fixed opponents besides "random"
         (``azdb_jax.opponents.opponents_for`` adds it): known-strength players for the
         in-training evaluation.
+      opponent_spec: ``(env, name) -> policy or None``: the game's parameterised fixed
+        opponents, asked for by name and not part of ``opponents``' default set
+        (connect four: ``perfect[:random=R][,depth=D]``, the solver; None for a name that
+        is not one of its specs, ValueError for a bad one).
       env_options: ``EnvConfig -> make()'s keyword options``; raises ValueError naming a
         bad field.
       config_fields: the ``config.EnvConfig`` fields ``env_options`` reads; the others
@@ -107,6 +117,7 @@ class Game:
     max_plies: Union[int, Callable[[pgx.core.Env], int]]
     num_slots: int = 0
     opponents: Callable[[pgx.core.Env], Dict[str, Policy]] = no_opponents
+    opponent_spec: Callable[[pgx.core.Env, str], Optional[Policy]] = no_opponent_spec
     env_options: Callable[[Any], Dict[str, Any]] = no_options
     config_fields: Tuple[str, ...] = ()
     start_positions: Optional[FenGame] = None
@@ -144,4 +155,4 @@ def pgx_factory(env_id: str) -> Callable[..., pgx.core.Env]:
     return factory
 
 
-__all__ = ["Game", "FeatureFn", "minimax_opponents", "no_opponents", "no_options", "pgx_factory"]
+__all__ = ["Game", "FeatureFn", "minimax_opponents", "no_opponent_spec", "no_opponents", "no_options", "pgx_factory"]

@@ -143,7 +143,9 @@ SCALES: Dict[str, Scale] = {
         overrides=(
             "network.channels=8", "network.num_blocks=1", "network.value_hidden=8",
             "search.num_simulations=8", "search.max_num_considered_actions=4",
-            "selfplay.num_games=8", "selfplay.num_plies=12", "selfplay.sample_plies=4",
+            # 32 games: with 8, no game of some arms (control_s0, starting from the initial
+            # position) finished in the two windows of 12 plies, so their networks never trained.
+            "selfplay.num_games=32", "selfplay.num_plies=12", "selfplay.sample_plies=4",
             "replay.capacity=2048", "run.num_iterations=2", "run.learner_steps=2", "run.batch_size=8",
             "run.eval_every=0", "run.eval_simulations=8", "run.checkpoint_every=1", "run.keep_checkpoints=2",
             "run.checkpoint_replay=false"),
