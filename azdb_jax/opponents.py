@@ -70,6 +70,12 @@ def spec_opponents(env: pgx.core.Env, names) -> Dict[str, Policy]:
     return found
 
 
+def named_opponents(env: pgx.core.Env, names) -> Dict[str, Policy]:
+    """The game's default opponents (``opponents_for``) and those of ``names`` that are
+    specs (``spec_opponents``), by name: what a name a user gives can stand for."""
+    return dict(opponents_for(env.id, env), **spec_opponents(env, names))
+
+
 def opponents_for(env_id: str, env: Optional[pgx.core.Env] = None) -> Dict[str, Policy]:
     """The sensible fixed opponents of a game, by name: "random" for every game, then the
     game's own (``Game.opponents``; e.g. nim: "oracle"; tic_tac_toe: "perfect",

@@ -133,8 +133,7 @@ def test_a_won_game_cannot_be_a_position():
 @functools.lru_cache(maxsize=None)
 def _play(name_a, name_b, num_games=16):
     env = games.make("connect_four")
-    found = opponents.spec_opponents(env, [name_a, name_b])
-    available = dict(opponents.opponents_for("connect_four", env), **found)
+    available = opponents.named_opponents(env, [name_a, name_b])
     play = jax.jit(functools.partial(arena.play_games, env, available[name_a], None, available[name_b], None,
                                      num_games=num_games, max_plies=42))
     return arena.summarize(play(jax.random.PRNGKey(0)))

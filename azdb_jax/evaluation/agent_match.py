@@ -88,8 +88,7 @@ def resolve_agent(spec: str, *, side: str, player=None, rule=None, num_players=N
 def _fixed(agent: Agent, env, side: str) -> None:
     if agent.env is not None or agent.engine is not None:
         return
-    available = opponents.opponents_for(env.id, env)
-    available.update(opponents.spec_opponents(env, [agent.name]))
+    available = opponents.named_opponents(env, [agent.name])
     if agent.name not in available:
         raise ValueError(f"--{side}={agent.name!r} is neither a run directory nor 'stockfish' nor a fixed "
                          f"opponent of {env.id} ({', '.join(available)})")

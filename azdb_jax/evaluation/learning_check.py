@@ -209,8 +209,7 @@ def arena_eval(config: config_lib.TrainConfig, components: trainer.Components, p
     if opponent == "untrained":
         policy_b = agent
     else:
-        available = dict(opponents.opponents_for(env.id, env), **opponents.spec_opponents(env, [opponent]))
-        policy_b = available[opponent]
+        policy_b = opponents.named_opponents(env, [opponent])[opponent]
     num_games = config.run.eval_games + config.run.eval_games % 2
     play = jax.jit(functools.partial(arena.play_games, env, agent, policy_b=policy_b, num_games=num_games,
                                      max_plies=config.run.eval_max_plies or games.max_plies(env),

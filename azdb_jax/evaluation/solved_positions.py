@@ -20,6 +20,7 @@ each phase of the game (opening, middle, late), and for the team's moves under a
 selection rule (``planning.SELECTION_RULES``).
 """
 
+import functools
 import math
 from typing import Any, Dict, Optional, Sequence
 
@@ -40,6 +41,13 @@ def states(env, positions: Sequence[SolvedPosition]):
     moves = np.full((len(positions), max(length, 1)), -1, np.int32)
     for row, position in enumerate(positions):
         moves[row, :len(position.moves)] = position.moves
+    return _replay(env)(jnp.asarray(moves))
+
+
+@functools.lru_cache(maxsize=None)
+def _replay(env):
+    """``moves [P, T] -> states [P]``, compiled once per env (and shape): each row's columns
+    played from the initial state, −1 after its last move."""
 
     @jax.jit
     def play(moves):
@@ -53,7 +61,7 @@ def states(env, positions: Sequence[SolvedPosition]):
 
         return jax.lax.scan(ply, init, moves.T)[0]
 
-    return play(jnp.asarray(moves))
+    return play
 
 
 def _fraction(hits: np.ndarray) -> Dict[str, float]:
@@ -68,12 +76,13 @@ def _measures(chosen_search, chosen_prior, value, positions) -> Dict[str, Any]:
     outcome = np.array([p.value for p in positions])
     rows = np.arange(len(positions))
     open_ = outcome >= 0
-    read = np.where(value > DRAW_BAND, 1, np.where(value < -DRAW_BAND, -1, 0))
     out = {
         "search_keeps": _fraction(keeping[rows, chosen_search][open_]),
         "search_best": _fraction(best[rows, chosen_search][open_]),
-        "value_sign": _fraction(read == outcome),
     }
+    if value is not None:
+        read = np.where(value > DRAW_BAND, 1, np.where(value < -DRAW_BAND, -1, 0))
+        out["value_sign"] = _fraction(read == outcome)
     if chosen_prior is not None:
         out["prior_keeps"] = _fraction(keeping[rows, chosen_prior][open_])
         out["prior_best"] = _fraction(best[rows, chosen_prior][open_])
@@ -141,9 +150,7 @@ def evaluate(agent, positions: Sequence[SolvedPosition], rng_key, *, rules: Sequ
 
         def measure(mask):
             chosen = [p for p, m in zip(positions, mask) if m]
-            out = _measures(moves[mask], None, values[mask].max(axis=-1), chosen)
-            out.pop("value_sign")
-            return out
+            return _measures(moves[mask], None, None, chosen)
         return by_phase(measure)
 
     not_lost = [p for p in positions if p.value >= 0]
@@ -162,7 +169,9 @@ def against_perfect(agent, positions: Sequence[SolvedPosition], rng_key, *, play
     """Player ``player`` of ``agent`` (its search, no noise) plays on from each position that
     is not lost for the mover, as the mover, against the solver (``opponent``, a
     ``perfect[...]`` spec); it *keeps the result* when it wins a won position or draws
-    a drawn one (a win in a drawn position: the solver does not lose one).
+    a drawn one (a win in a drawn position: the solver does not lose one). The arena
+    plays every start with both colours; the games where the solver moves first from the
+    position are played and left out (twice the games a one-colour loop would play).
 
     Returns:
       A dict: ``keeps_result`` (rate, stderr, n), the same per phase, and the games'

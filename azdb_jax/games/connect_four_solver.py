@@ -24,7 +24,7 @@ Positions are pgx's: ``state._x.board``, 42 cells row-major from the top row, âˆ
 
 import functools
 import re
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional
 
 import jax
 import jax.numpy as jnp
@@ -32,8 +32,6 @@ import numpy as np
 
 from azdb_jax import policies
 from azdb_jax.data.connect_four import COLUMNS, ROWS, cells_from_moves, winner
-
-Array = jax.Array
 
 ILLEGAL = -1000  # the score of a full column
 INSTALL_HINT = 'pip install "azdb_jax[solver]"  (or: pip install "bitbully>=0.0.79,<0.1")'
@@ -43,15 +41,6 @@ _MAX_CACHED = 1_000_000  # positions whose scores a solver keeps
 
 class SolverNotFound(ImportError):
     """The connect-four solver (``bitbully``) is not installed."""
-
-
-def available() -> bool:
-    """Whether the solver can be imported."""
-    try:
-        import bitbully  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-    except ImportError:
-        return False
-    return True
 
 
 class Solver:
@@ -199,5 +188,5 @@ def opponent_spec(env, name: str) -> Optional[policies.Policy]:
     return None if options is None else perfect_policy(**options)
 
 
-__all__ = ["ILLEGAL", "INSTALL_HINT", "Solver", "SolverNotFound", "available", "cells_from_moves", "opponent_spec",
+__all__ = ["ILLEGAL", "INSTALL_HINT", "Solver", "SolverNotFound", "cells_from_moves", "opponent_spec",
            "parse_spec", "perfect_policy", "solver", "winner"]
