@@ -272,6 +272,12 @@ class TrainConfig:
         if self.run.eval_adjudication == "material" and self.env.name not in adjudication.material_games():
             raise ValueError(f"run.eval_adjudication='material' needs a game with material "
                              f"({' or '.join(adjudication.material_games())}), not {self.env.name!r}")
+        if self.selfplay.fast_simulations >= self.search.num_simulations:
+            raise ValueError(f"selfplay.fast_simulations ({self.selfplay.fast_simulations}) must be below "
+                             f"search.num_simulations ({self.search.num_simulations}), the full searches' budget")
+        if self.learner.mirror_augment and games.get(self.env.name).mirror is None:
+            raise ValueError(f"learner.mirror_augment: {self.env.name} has no mirror symmetry (Game.mirror); "
+                             f"the games with one: {', '.join(g for g in games.IDS if games.get(g).mirror)}")
         if self.run.batch_size > self.replay.capacity:
             raise ValueError(f"run.batch_size ({self.run.batch_size}) exceeds replay.capacity ({self.replay.capacity})")
         if self.start_positions.sources:

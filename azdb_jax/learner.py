@@ -77,6 +77,13 @@ class LearnerConfig:
       value_weight: c_v, weight of the value MSE.
       value_d_weight: c_d, weight of the intrinsic value MSE (SPEC §1.7).
       history_dropout: probability of dropping a chess observation's history.
+      mirror_augment: each example of a batch is mirrored left to right with probability
+        ½ (the game's ``Game.mirror``: connect four, tic-tac-toe); a config asking it of a
+        game without a mirror is refused.
+      value_q_weight: w of the value target ``(1 − w) z + w Q``, with Q the root search's
+        value for the mover (its extrinsic part, ``SearchOutput.search_value`` less the
+        intrinsic terms, over λ_i); 0 is AlphaZero's z. Mixed when the examples are
+        stored (``trainer``).
     """
 
     optimizer: str = "adamw"
@@ -93,6 +100,8 @@ class LearnerConfig:
     value_weight: float = 1.0
     value_d_weight: float = 1.0
     history_dropout: float = 0.2
+    mirror_augment: bool = False
+    value_q_weight: float = 0.0
 
     def __post_init__(self):
         def check(field: str, ok: bool, allowed: str) -> None:
@@ -111,7 +120,8 @@ class LearnerConfig:
         for name in ("weight_decay", "max_grad_norm", "value_weight", "value_d_weight"):
             check(name, is_number(getattr(self, name)) and getattr(self, name) >= 0, "a finite number >= 0")
         check("momentum", is_number(self.momentum) and 0 <= self.momentum < 1, "in [0, 1)")
-        for name in ("history_dropout", "final_lr_fraction"):
+        check("mirror_augment", isinstance(self.mirror_augment, bool), "true or false")
+        for name in ("history_dropout", "final_lr_fraction", "value_q_weight"):
             check(name, is_number(getattr(self, name)) and 0 <= getattr(self, name) <= 1, "in [0, 1]")
         for name in ("decay_steps", "warmup_steps"):
             check(name, is_count(getattr(self, name)), "an int >= 0")
@@ -250,6 +260,22 @@ def history_dropout(observation: Array, rng_key: Array, *, rate: float, rows: Tu
     return jnp.where(drop[:, None, None, None], no_history, observation)
 
 
+def mirror_rows(observation: Array, policy: Array, rng_key: Array, mirror: Callable[[Array, Array], Tuple[Array, Array]],
+                *, rows: Tuple[Any, int] = None) -> Tuple[Array, Array]:
+    """Each example ``[B, ...]`` mirrored (``mirror``, a game's ``Game.mirror``) with
+    probability ½; consumes ``rng_key``. ``rows = (first, total)`` as in ``history_dropout``:
+    each row is mirrored as it would be in the whole batch."""
+    size = observation.shape[0]
+    if rows is None:
+        flip = jax.random.bernoulli(rng_key, 0.5, (size,))
+    else:
+        first, total = rows
+        flip = jax.lax.dynamic_slice_in_dim(jax.random.bernoulli(rng_key, 0.5, (total,)), first, size)
+    mirrored_obs, mirrored_policy = mirror(observation, policy)
+    pick = lambda new, old: jnp.where(flip.reshape((size,) + (1,) * (old.ndim - 1)), new, old)  # noqa: E731
+    return pick(mirrored_obs, observation), pick(mirrored_policy, policy)
+
+
 def global_norm(tree: Any) -> Array:
     """sqrt of the sum of squares of every entry of a pytree."""
     return jnp.sqrt(sum(jnp.sum(jnp.square(x.astype(jnp.float32))) for x in jax.tree_util.tree_leaves(tree)))
@@ -310,8 +336,12 @@ def learner_step(
     *,
     config: LearnerConfig,
     axis_name: Optional[str] = None,
+    mirror: Optional[Callable[[Array, Array], Tuple[Array, Array]]] = None,
 ) -> Tuple[TrainState, Metrics]:
     """One gradient step on ``batch`` (see `Batch`); consumes ``rng_key``. Jit in the caller.
+
+    ``mirror``: the game's ``Game.mirror``, applied to half the examples when
+    ``config.mirror_augment`` (required then).
 
     Metrics are the loss terms before the update, ``grad_norm``, ``param_norm`` and the
     ``learning_rate`` used.
@@ -327,12 +357,18 @@ def learner_step(
     """
     batch = to_batch(batch)
     observation = batch.observation
+    rows = observation.shape[0]
+    first = 0 if axis_name is None else jax.lax.axis_index(axis_name) * rows
+    total_rows = rows if axis_name is None else rows * jax.lax.axis_size(axis_name)
     if config.history_dropout > 0 and tuple(observation.shape[1:]) == CHESS_OBSERVATION_SHAPE:
-        rows = observation.shape[0]
-        first = 0 if axis_name is None else jax.lax.axis_index(axis_name) * rows
-        total_rows = rows if axis_name is None else rows * jax.lax.axis_size(axis_name)
         batch = batch._replace(observation=history_dropout(observation, rng_key, rate=config.history_dropout,
                                                            rows=(first, total_rows)))
+    if config.mirror_augment:
+        if mirror is None:
+            raise ValueError("learner: mirror_augment needs the game's mirror (Game.mirror)")
+        observation, policy = mirror_rows(batch.observation, batch.search_policy, jax.random.fold_in(rng_key, 1),
+                                          mirror, rows=(first, total_rows))
+        batch = batch._replace(observation=observation, search_policy=policy)
     total = None if axis_name is None else jax.lax.psum(jnp.sum(batch.weight.astype(jnp.float32)), axis_name)
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
     (_, metrics), grads = grad_fn(train_state.params, batch, apply_fn=network.apply, config=config,
@@ -362,6 +398,7 @@ __all__ = [
     "make_optimizer",
     "init_train_state",
     "history_dropout",
+    "mirror_rows",
     "global_norm",
     "loss_fn",
     "learner_step",

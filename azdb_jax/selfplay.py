@@ -20,6 +20,7 @@ exchanges nothing between devices (``azdb_jax.trainer``).
 """
 
 import dataclasses
+import functools
 from typing import Any, Callable, NamedTuple, Optional
 
 import jax
@@ -46,6 +47,13 @@ class SelfPlayConfig:
     # Gumbel self-play plays its sequential-halving action, unless τ ≠ 1: then it too
     # samples ∝ N^(1/τ) for the first k plies.
     sample_temperature: float = 1.0
+    # Playout cap randomisation (Wu 2019, KataGo §3.1): each ply searches with the full
+    # budget (search.num_simulations) with probability full_search_prob, else with
+    # fast_simulations and no root noise; only the full searches' positions are trained on.
+    # One draw per ply for the whole window's games (a batch searches with one budget).
+    # 1 (the default): every search is full.
+    full_search_prob: float = 1.0
+    fast_simulations: int = 0
 
     def __post_init__(self):
         for name in ("num_games", "num_plies"):
@@ -56,6 +64,15 @@ class SelfPlayConfig:
             raise ValueError(f"selfplay.sample_plies must be an int >= 0, got {self.sample_plies!r}")
         if not (isinstance(self.sample_temperature, (int, float)) and self.sample_temperature > 0):
             raise ValueError(f"selfplay.sample_temperature must be > 0, got {self.sample_temperature!r}")
+        if not (isinstance(self.full_search_prob, (int, float)) and not isinstance(self.full_search_prob, bool)
+                and 0.0 < self.full_search_prob <= 1.0):
+            raise ValueError(f"selfplay.full_search_prob must be in (0, 1], got {self.full_search_prob!r}")
+        if isinstance(self.fast_simulations, bool) or not isinstance(self.fast_simulations, int) or \
+                self.fast_simulations < 0:
+            raise ValueError(f"selfplay.fast_simulations must be an int >= 0, got {self.fast_simulations!r}")
+        if (self.full_search_prob < 1.0) != (self.fast_simulations > 0):
+            raise ValueError("selfplay.fast_simulations (> 0) goes with full_search_prob < 1 and only with it, got "
+                             f"{self.fast_simulations!r} and {self.full_search_prob!r}")
 
 
 class SelfPlayState(NamedTuple):
@@ -87,6 +104,18 @@ class Transition(NamedTuple):
     reward_d: Array  # [] the mover's intrinsic reward r_d(s, a) as the search saw it (0 without diversity)
     rewards: Array  # [2] rewards by pgx player id after the move
     terminated: Array  # [] the move ended the game (terminated or truncated)
+
+
+class _Searched(NamedTuple):
+    """What a self-play ply keeps of its search (``search.SearchOutput``'s fields): the same
+    shapes for a full and a fast search, whose trees differ in size."""
+
+    action: Array
+    policy: Array
+    visits: Array
+    search_value: Array
+    search_value_intrinsic: Array
+    value_d: Array
 
 
 def _seat_players(matchup: matchmaking.Matchup, first_seat: Array) -> Array:
@@ -123,7 +152,7 @@ def _matchups(graph: matchmaking.InteractionGraph, keys: Array) -> matchmaking.M
     return jax.vmap(matchmaking.sample_matchup, in_axes=(None, 0))(graph, keys)
 
 
-def _choose_action(rng_key: Array, out: search_lib.SearchOutput, ply: Array, *, config: SelfPlayConfig,
+def _choose_action(rng_key: Array, out: "_Searched", ply: Array, *, config: SelfPlayConfig,
                    algorithm: str) -> Array:
     """PUCT: sampling ∝ N^(1/τ) for the first k plies, then the most-visited move. Gumbel:
     sequential halving's action, except that a temperature τ ≠ 1 samples ∝ N^(1/τ) over the
@@ -156,6 +185,7 @@ def selfplay_iteration(
     intrinsic_reward_fn: Optional[search_lib.IntrinsicRewardFn] = None,
     hook_params: Any = None,
     intrinsic_in_search: bool = True,
+    full_search: Optional[Array] = None,
 ) -> tuple[SelfPlayState, Transition]:
     """Plays ``config.num_plies`` plies of every game; the key is consumed.
 
@@ -171,6 +201,9 @@ def selfplay_iteration(
       init_fn: start-position sampler for new games (``env.init`` by default).
       intrinsic_reward_fn, hook_params: the diversity reward ``r_d`` (optional): recorded
         per transition and, if ``intrinsic_in_search``, mixed into the search by λ_i.
+      full_search: [T] bool, the plies that search with ``search_config``'s budget; the
+        others search with ``config.fast_simulations`` and no root noise, and their
+        transitions are not trained on (``train_mask`` False). None: every ply is full.
 
     Returns:
       The games in progress after the iteration, and the transitions [T, B, ...].
@@ -179,21 +212,36 @@ def selfplay_iteration(
     num_games = state.ply.shape[0]
     in_search = intrinsic_reward_fn is not None and intrinsic_in_search
 
-    def one_ply(state: SelfPlayState, key: Array):
+    def searched(search_key, env_state, player, opponent, *, fast: bool) -> _Searched:
+        budget = search_config if not fast else dataclasses.replace(search_config,
+                                                                      num_simulations=config.fast_simulations)
+        out = search_lib.run_search(
+            env, apply_fn, network_params, search_key, env_state, player, lambdas[player],
+            config=budget, add_noise=not fast, feature_fn=feature_fn if in_search else None,
+            intrinsic_reward_fn=intrinsic_reward_fn if in_search else None, hook_params=hook_params,
+            opponent=opponent)
+        return _Searched(*(getattr(out, name) for name in _Searched._fields))
+
+    def one_ply(state: SelfPlayState, xs):
+        key, full = xs if full_search is not None else (xs, None)
         search_key, action_key, reset_key, match_key = tree_search.split_rows(key, 4)  # [B] each
         env_state = state.env_state
         mover = env_state.current_player
         seat_players = _seat_players(state.matchup, state.first_seat)
         player = jnp.take_along_axis(seat_players, mover[:, None], axis=1)[:, 0]
         opponent = jnp.take_along_axis(seat_players, 1 - mover[:, None], axis=1)[:, 0]
-        out = search_lib.run_search(
-            env, apply_fn, network_params, search_key, env_state, player, lambdas[player],
-            config=search_config, add_noise=True, feature_fn=feature_fn if in_search else None,
-            intrinsic_reward_fn=intrinsic_reward_fn if in_search else None, hook_params=hook_params,
-            opponent=opponent)
+        operands = (search_key, env_state, player, opponent)
+        if full is None:
+            out = searched(*operands, fast=False)
+        else:
+            out = jax.lax.cond(full, functools.partial(searched, fast=False), functools.partial(searched, fast=True),
+                               *operands)
         action = _choose_action(action_key, out, state.ply, config=config, algorithm=search_config.algorithm)
         next_state = jax.vmap(env.step)(env_state, action)
         done = next_state.terminated | next_state.truncated
+        trainable = matchmaking.exploiter_mask(player, state.matchup.learner_id)
+        if full is not None:  # a fast search's move is played, not learned from
+            trainable = trainable & full
         is_white = mover == state.first_seat
         phi = jax.vmap(feature_fn)(next_state)
         if intrinsic_reward_fn is None:
@@ -210,7 +258,7 @@ def selfplay_iteration(
             is_white=is_white,
             white_player=state.matchup.white_id,
             black_player=state.matchup.black_id,
-            train_mask=matchmaking.exploiter_mask(player, state.matchup.learner_id),
+            train_mask=trainable,
             search_value=out.search_value,
             search_value_intrinsic=out.search_value_intrinsic,
             value_d=out.value_d,
@@ -231,4 +279,8 @@ def selfplay_iteration(
 
     game_keys = tree_search.row_keys(rng_key, num_games)
     ply_keys = jax.vmap(lambda key: jax.random.split(key, config.num_plies), out_axes=1)(game_keys)  # [T, B]
-    return jax.lax.scan(one_ply, state, ply_keys)
+    if full_search is None:
+        return jax.lax.scan(one_ply, state, ply_keys)
+    if full_search.shape != (config.num_plies,):
+        raise ValueError(f"selfplay: full_search must be [{config.num_plies}] (one per ply), got {full_search.shape}")
+    return jax.lax.scan(one_ply, state, (ply_keys, jnp.asarray(full_search, jnp.bool_)))

@@ -36,7 +36,7 @@ import optax
 import pgx.core
 
 from azdb_jax import agent as agent_lib
-from azdb_jax import diversity
+from azdb_jax import diversity, games
 from azdb_jax import learner as learner_lib
 from azdb_jax import matchmaking, networks, replay, selfplay, targets
 from azdb_jax.sharding import Shard
@@ -192,8 +192,12 @@ def init_trainer(components: Components, rng_key: Array, window: Optional[selfpl
     )
 
 
-def _play(c: Components, params, key, games, payoff, expected_features):
-    """One window of self-play; ``key``: one key, or one per game slot."""
+_FULL_SEARCH_STREAM = 0x7FFFFFFF  # folded into the iteration's key for the plies' full/fast draws
+
+
+def _play(c: Components, params, key, games, payoff, expected_features, full_search=None):
+    """One window of self-play; ``key``: one key, or one per game slot; ``full_search``: [T]
+    which plies search with the full budget (``selfplay.full_search_prob``), None: all."""
     agent = c.agent(params, expected_features.psi)
     hook = agent.intrinsic_reward()  # self-play scores its moves with r_d whether or not its searches add it
     games, window = selfplay.selfplay_iteration(
@@ -201,7 +205,7 @@ def _play(c: Components, params, key, games, payoff, expected_features):
         lambdas=c.member_lambdas, config=c.selfplay_config, search_config=c.search_config,
         graph=c.graph_fn(payoff.mean), feature_fn=c.feature_fn, init_fn=c.init_fn,
         intrinsic_reward_fn=hook.intrinsic_reward_fn, hook_params=hook.hook_params,
-        intrinsic_in_search=agent.intrinsic_in_search)
+        intrinsic_in_search=agent.intrinsic_in_search, full_search=full_search)
     if c.arm is not None:  # a member without diversity records no r_d, as its own run does
         window = window._replace(reward_d=jnp.where(jnp.any(c.arm.lambdas < 1.0), window.reward_d, 0.0))
     return games, window
@@ -231,17 +235,31 @@ def _examples(c: Components, pending: selfplay.Transition, current: selfplay.Tra
         z_d, window.terminated)
     already = jnp.concatenate([_stream_targets(pending).valid, jnp.zeros_like(current.terminated)])
     trainable = window.train_mask & z.valid & ~already
+    value_target = z.value
+    if c.learner_config.value_q_weight > 0:
+        w = c.learner_config.value_q_weight
+        value_target = (1.0 - w) * z.value + w * search_q(c.member_lambdas, window)
     examples = TrainingExample(
         observation=window.observation,
         player=window.player,
         search_policy=window.policy,
-        z=z.value,
+        z=value_target,
         z_d=z_d.value,
         weight=jnp.ones_like(z.value),
         opponent_player=jnp.where(window.is_white, window.black_player, window.white_player),
         z_d_opponent=z_d_opponent.value,
     )
     return _WindowExamples(examples, trainable, z.valid)
+
+
+def search_q(lambdas: Array, window: selfplay.Transition) -> Array:
+    """The root search's extrinsic value for the mover of each transition of ``window``:
+    ``(search_value − search_value_intrinsic) / λ_i`` (the search mixes the game's values by
+    λ_i, ``diversity.search_leaf_value``); 0 for a player with λ_i = 0, whose search
+    values no game result."""
+    lam = lambdas[window.player]
+    extrinsic = window.search_value - window.search_value_intrinsic
+    return jnp.where(lam > 0, extrinsic / jnp.where(lam > 0, lam, 1.0), 0.0)
 
 
 def _payoff_update(payoff: matchmaking.PayoffTracker, window: selfplay.Transition,
@@ -268,8 +286,12 @@ def selfplay_phase(components: Components, state: TrainerState,
     key, play_key, store_key = jax.random.split(state.rng_key, 3)
     num_slots = state.games.ply.shape[0]
     slots = shard.slots(num_slots)
+    full_search = None
+    if c.selfplay_config.full_search_prob < 1.0:  # playout cap randomisation: one draw per ply for every device
+        full_search = jax.random.bernoulli(jax.random.fold_in(state.rng_key, _FULL_SEARCH_STREAM),
+                                           c.selfplay_config.full_search_prob, (c.selfplay_config.num_plies,))
     games, current = _play(c, state.train_state.params, _slot_keys(play_key, slots), state.games, state.payoff,
-                           state.expected_features)
+                           state.expected_features, full_search)
     window = _examples(c, state.pending, current)
     stored = jax.vmap(lambda k, trainable: replay.store_mask(k, trainable, c.store_fraction), in_axes=(0, 1),
                       out_axes=1)(_slot_keys(store_key, slots), window.trainable)
@@ -378,8 +400,10 @@ def learner_phase_step(components: Components, state: TrainerState,
     ready = shard.sum(replay.stored(state.replay)) >= min(c.batch_size, total)
     batch = replay.sample(state.replay, sample_key, c.batch_size // shards, config=c.replay_config, groups=groups,
                           first_group=shard.index() * groups)
+    mirror = games.get(c.env.id).mirror if c.learner_config.mirror_augment else None
     train_state, metrics = learner_lib.learner_step(c.network, c.optimizer, state.train_state, batch, step_key,
-                                                    config=c.learner_config, axis_name=shard.axis_name)
+                                                    config=c.learner_config, axis_name=shard.axis_name,
+                                                    mirror=mirror)
     train_state = jax.tree.map(lambda new, old: jnp.where(ready, new, old), train_state, state.train_state)
     return state._replace(train_state=train_state, rng_key=key), dict(metrics, learner_ready=ready)
 

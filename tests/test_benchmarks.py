@@ -137,6 +137,22 @@ def test_expector_profile_counts_the_pairs_it_looks_ahead_from():
 
 
 @pytest.mark.slow
+def test_iteration_profile_times_each_part_of_an_iteration():
+    report = _run("iteration_profile.py", "--preset=demo", "--warmup=1", "--repeats=1",
+                  "--override=selfplay.num_games=4", "--override=selfplay.num_plies=2",
+                  "--override=search.num_simulations=2", "--override=network.channels=2",
+                  "--override=network.num_blocks=0", "--override=network.value_hidden=2",
+                  "--override=run.learner_steps=2", "--override=run.batch_size=8")
+    assert (report["games"], report["plies"], report["simulations"], report["learner_steps"]) == (4, 2, 2, 2)
+    for part in ("iteration_s", "selfplay_s", "learner_s", "search_s", "forwards_s", "env_steps_s"):
+        assert report[part] > 0, part
+    for share, (part, whole) in {"search_share_of_selfplay": ("search_s", "selfplay_s"),
+                                 "learner_share_of_iteration": ("learner_s", "iteration_s"),
+                                 "forwards_share_of_search": ("forwards_s", "search_s")}.items():
+        assert report[share] == pytest.approx(report[part] / report[whole], rel=0.02, abs=0.002), share
+
+
+@pytest.mark.slow
 def test_env_dispatch_counts_the_programs_an_eager_step_compiles():
     report = _run("env_dispatch.py", "--game_ids=tic_tac_toe", "--batch=2", "--plies=1")
     assert report["game"] == "tic_tac_toe" and report["batch"] == 2

@@ -383,7 +383,7 @@ def test_cli_match_between_checkpoints(tmp_path, trained_run):
     with pytest.raises(ValueError, match=f"team of {players} player"):
         agent_match.run_match(a=str(run), b="random", num_players_a=players + 1, out=tmp_path / "x")
     with pytest.raises(ValueError, match="fixed opponent of connect_four"):
-        agent_match.run_match(a=str(run), b="perfect", out=tmp_path / "x")
+        agent_match.run_match(a=str(run), b="oracle", out=tmp_path / "x")
     with pytest.raises(ValueError, match="unknown --a_rule"):
         agent_match.run_match(a=str(run), a_rule="best", b="random", out=tmp_path / "x")
     assert not (tmp_path / "x").exists()

@@ -21,6 +21,12 @@ def features(state: pgx.core.State) -> Array:
     return planes.two_colour_planes(state._x.board)  # pylint: disable=protected-access
 
 
+def mirror(observation: Array, policy: Array) -> tuple[Array, Array]:
+    """The position mirrored left to right: pgx's observation ``[..., 6, 7, 2]`` has the
+    columns on its second-last axis, and action ``c`` drops a disc in column ``c``."""
+    return observation[..., ::-1, :], policy[..., ::-1]
+
+
 GAME = Game(
     id="connect_four",
     make=pgx_factory("connect_four"),
@@ -30,4 +36,5 @@ GAME = Game(
     opponents=minimax_opponents(NUM_SLOTS),  # "minimax2"
     opponent_spec=connect_four_solver.opponent_spec,  # "perfect[:random=R][,depth=D]": the solver
     from_pgx=True,
+    mirror=mirror,
 )

@@ -109,6 +109,13 @@ class Game:
       from_pgx: pgx ships the game (the plain pgx + mctx AlphaZero of
         ``benchmarks/reference.py`` plays it as a reference); False for a game of the
         library's own.
+      mirror: ``(observation [..., *obs], policy [..., A]) -> the same of the position
+        mirrored left to right``, where mirroring is a symmetry of the rules that maps the
+        start position to itself (so a mirrored position is one play reaches, with the same
+        value): the learner's augmentation (``learner.mirror_augment``). None where the game
+        has none: chess (castling), Gardner chess (the mirror swaps the king's and queen's
+        files of the start), Othello (the left-right mirror swaps the centre discs' colours),
+        Nim (no board).
     """
 
     id: str
@@ -131,6 +138,7 @@ class Game:
     load_puzzles: Optional[Callable[[str], Sequence[Any]]] = None
     puzzle_start_overrides: Tuple[str, ...] = ()
     from_pgx: bool = False
+    mirror: Optional[Callable[[Array, Array], Tuple[Array, Array]]] = None
 
     def __post_init__(self):
         if not (isinstance(self.num_slots, int) and self.num_slots >= 0):

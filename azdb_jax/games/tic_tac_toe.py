@@ -29,6 +29,13 @@ def features(state: pgx.core.State) -> Array:
     return planes.two_colour_planes(state._x.board)  # pylint: disable=protected-access
 
 
+def mirror(observation: Array, policy: Array) -> tuple[Array, Array]:
+    """The position mirrored left to right: pgx's observation ``[..., 3, 3, 2]`` (rows,
+    columns, planes), action ``3 r + c`` marks row ``r``, column ``c``."""
+    flipped = policy.reshape(policy.shape[:-1] + (3, 3))[..., ::-1]
+    return observation[..., ::-1, :], flipped.reshape(policy.shape)
+
+
 def tic_tac_toe_code(board) -> Any:
     """Base-3 code ``Σ_i (board[i] + 1)·3^i`` of a pgx tic-tac-toe board [..., 9].
 
@@ -117,4 +124,5 @@ GAME = Game(
     num_slots=NUM_SLOTS,
     opponents=opponents,
     from_pgx=True,
+    mirror=mirror,
 )
