@@ -195,6 +195,7 @@ def test_search_q_undoes_the_searchs_lambda_mix():
     np.testing.assert_allclose(trainer.search_q(lambdas, window), [0.5, 0.18 / 0.6, 0.0, -0.45 / 0.6], rtol=1e-6)
 
 
+@pytest.mark.slow  # compiles a self-play window (18 s); search_q's quick test above checks the Q it mixes in
 def test_value_targets_mix_z_with_the_search_q():
     # The weight changes only what is stored, so both configs play the same window.
     plain = runs.build_components(_tiny("team.lam=0.7"))

@@ -125,6 +125,7 @@ def test_a_stopped_population_resumes_exactly_also_when_stopped_while_saving(tmp
         population.train(config, stopped, [0, 2], resume=True, progress=False)
 
 
+@pytest.mark.slow  # four trainings; the population of one above keeps the quick tier's check
 def test_runs_trained_apart_resume_as_one_population(plain_runs, tmp_path):
     """Named run folders (a results folder's), stopped at one checkpoint as plain runs,
     continue as one population and end as the plain runs of their seeds."""

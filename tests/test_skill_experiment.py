@@ -195,7 +195,7 @@ def test_attuning_script_refuses_bad_flags_in_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("preset, limit, engine", [
-    ("gardner_cpu", "depth=1", "Fairy-Stockfish"),  # Gardner chess: Fairy-Stockfish
+    pytest.param("gardner_cpu", "depth=1", "Fairy-Stockfish", marks=pytest.mark.slow),  # Gardner chess: real games
     pytest.param("demo_chess", "depth=1:skill=0", "Stockfish", marks=pytest.mark.slow),  # chess: Stockfish
 ])
 def test_engine_levels_give_the_junior_and_the_strong_player_an_elo(tmp_path, request, preset, limit, engine):
