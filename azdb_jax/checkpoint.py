@@ -227,8 +227,10 @@ class RunCheckpointer:
             raise CheckpointError(f"checkpoint directory {self.directory} does not exist")
         # Always orbax's asynchronous checkpointer: a synchronous save (async_save=False)
         # is the same save followed by wait_until_finished.
-        options = ocp.CheckpointManagerOptions(max_to_keep=config.max_to_keep, create=create,
-                                               enable_async_checkpointing=True)
+        # preservation_policy, not max_to_keep (documented as deprecated since orbax 0.12.8).
+        options = ocp.CheckpointManagerOptions(
+            preservation_policy=ocp.checkpoint_managers.LatestN(n=config.max_to_keep), create=create,
+            enable_async_checkpointing=True)
         handlers = {
             "state": ocp.StandardCheckpointHandler(),
             "replay": ocp.StandardCheckpointHandler(),
@@ -422,7 +424,7 @@ class RunCheckpointer:
         except Exception as e:  # orbax/tensorstore raise many types; name the checkpoint and the cause
             raise CheckpointError(f"checkpoint {path} is corrupt or incomplete: {_reason(e)}") from e
         stored_flat = _flatten(getattr(stored, "tree", stored) or {})
-        device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+        device = jax.sharding.make_single_device_sharding(jax.local_devices()[0])  # the class's constructor is deprecated in JAX 0.12
         wanted: Dict[str, jax.ShapeDtypeStruct] = {}
         for part in parts:
             found = {p: v for p, v in stored_flat.items() if p == part or p.startswith(part + "/")}

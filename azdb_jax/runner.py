@@ -14,7 +14,7 @@ import json
 import os
 import pathlib
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -43,10 +43,12 @@ class MetricsLog:
     run planned longer from the start would not have played there).
     """
 
-    def __init__(self, workdir: pathlib.Path, keep_up_to: Optional[int], *, drop_final_eval: bool = False):
+    def __init__(self, workdir: pathlib.Path, keep_up_to: Optional[int], *, drop_final_eval: bool = False,
+                 sinks: Sequence[Any] = ()):
         self.path = workdir / "metrics.jsonl"
         self.enabled = distributed.is_main_process()
         self._tb = None
+        self._sinks = tuple(sinks)  # more loggers of each record (write, close), e.g. wandb_log.WandbLog
         if not self.enabled:
             return
         lines = self.path.read_text().splitlines() if self.path.exists() and keep_up_to is not None else []
@@ -79,6 +81,8 @@ class MetricsLog:
             f.write(json.dumps(record, sort_keys=True) + "\n")
         if self._tb is not None:
             self._write_tb(record)
+        for sink in self._sinks:
+            sink.write(record)
 
     def _write_tb(self, record: Dict[str, Any]) -> None:
         step = record["iteration"]
@@ -89,6 +93,8 @@ class MetricsLog:
     def close(self) -> None:
         if self._tb is not None:
             self._tb.close()
+        for sink in self._sinks:
+            sink.close()
 
 
 def _save_psi(workdir: pathlib.Path, iteration: int, expected_features) -> None:
@@ -373,13 +379,14 @@ class RunFiles:
             write_atomic(self.workdir / "config.json", config_lib.to_json(config))
         return state
 
-    def open_log(self, start: int) -> None:
-        """Starts ``metrics.jsonl`` at iteration ``start`` (records past it are dropped on resume)."""
+    def open_log(self, start: int, sinks: Sequence[Any] = ()) -> None:
+        """Starts ``metrics.jsonl`` at iteration ``start`` (records past it are dropped on resume);
+        ``sinks`` get every record too."""
         config = self.config
         # A run continued past its planned end drops that end's extra evaluation (see Evaluator).
         continued = self.resume and bool(config.run.eval_every) and start % config.run.eval_every != 0
         self.log = MetricsLog(self.workdir, keep_up_to=start if self.resume else None,
-                              drop_final_eval=continued and start < config.run.num_iterations)
+                              drop_final_eval=continued and start < config.run.num_iterations, sinks=sinks)
 
     def _evaluates(self, iteration: int) -> bool:
         return self.evaluator is not None and (iteration % self.config.run.eval_every == 0
@@ -435,13 +442,17 @@ def progress_postfix(metrics: Dict[str, Any], diverse: bool) -> Dict[str, str]:
 
 
 def train(config: config_lib.TrainConfig, workdir, *, resume: bool = False,
-          stop_after: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
-    """Runs (or resumes) the training run of ``config`` in ``workdir``; returns a summary."""
+          stop_after: Optional[int] = None, progress: bool = True, sinks: Sequence[Any] = ()) -> Dict[str, Any]:
+    """Runs (or resumes) the training run of ``config`` in ``workdir``; returns a summary.
+
+    ``sinks``: more loggers that get each ``metrics.jsonl`` record (objects with ``write(record)``
+    and ``close()``, e.g. ``azdb_jax.wandb_log.WandbLog``); closed with the run.
+    """
     files = RunFiles(config, workdir, programs(config, workdir), resume=resume)
     kept = files.kept
     state = files.restore() if resume else kept.init(jax.random.PRNGKey(config.run.seed))
     start = int(state.iteration)
-    files.open_log(start)
+    files.open_log(start, sinks)
     iterate = functools.partial(trainer.train_iteration, kept.components, selfplay_fn=kept.selfplay,
                                 learner_fn=kept.learner)
     last = config.run.num_iterations if stop_after is None else min(config.run.num_iterations, start + stop_after)

@@ -42,6 +42,9 @@ LEVERS: Dict[str, List[str]] = {
     "mirror": ["learner.mirror_augment=true"],  # connect four's left-right symmetry
     "wide": ["network.channels=64", "network.num_blocks=3", "network.value_hidden=64"],
     "replay2": ["run.learner_steps=24"],  # twice the learner steps per self-play window
+    # 4x the games side by side (a forward of 256 positions costs 2.4x one of 64 on 2 cores,
+    # benchmarks/iteration_profile.py) and 4x the learner steps: the same replay ratio.
+    "batch4": ["selfplay.num_games=256", "run.learner_steps=48"],
     "cosine": ["learner.schedule=cosine", "learner.decay_steps={steps}", "learner.final_lr_fraction=0.1"],
 }
 

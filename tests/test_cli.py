@@ -3,7 +3,8 @@
 - ``--resume`` with a raised ``run.num_iterations`` continues exactly as if the run had
   been planned longer: a 2 + 2 run equals a 4-iteration run on every metric and on the
   final parameters (checked here through ``runner.train``, which the CLI calls);
-- other overrides on resume, a bad flag, a bad override and a corrupt checkpoint end
+- other overrides on resume, a bad flag, a bad override, W&B logging asked of a population
+  and a corrupt checkpoint end
   the script with one line naming the field or file, exit status 2, no traceback
   (``--verbosity=1`` adds it); library INFO logs stay off the console.
 """
@@ -77,6 +78,8 @@ def test_bad_flags_and_overrides_are_one_line(tmp_path):
     _one_line_error(_cli(f"--workdir={tmp_path / 'r'}", "--override=team.lam=2"), "team.lam")
     _one_line_error(_cli(f"--workdir={tmp_path / 'r'}", "--override=search.nope=1"), "search.nope")
     _one_line_error(_cli(f"--workdir={tmp_path / 'none'}", "--resume"), "config.json")
+    _one_line_error(_cli(f"--workdir={tmp_path / 'r'}", "--seeds=0,1", "--wandb_project=p"), "--wandb_project",
+                    "population")
     assert not (tmp_path / "r").exists()  # nothing half-written
 
 

@@ -3,10 +3,12 @@
 - ``bash scripts/demo.sh`` (the main job) with a tiny override: trains the demo team,
   prints the summary table and the picture's path, keeps library logs quiet;
 - ``bash scripts/test.sh`` on one test file (the test command itself works);
-- ``pip install`` of the package (a copy of the tracked files, as a fresh clone has
-  them) into a new virtual environment in a temporary directory, then, from another
-  temporary directory, ``azdb-train`` (the demo and a chess run), ``azdb-eval`` and
-  ``azdb-uci`` answering ``uci``, ``isready`` and ``go nodes``.
+- a wheel and an sdist built from a copy of the tracked files (as a fresh clone has them)
+  through pyproject.toml's build system, the sdist holding LICENSE, CITATION.cff and the
+  package data; the wheel installed into a new virtual environment in a temporary
+  directory, then, from another temporary directory, the four console scripts:
+  ``azdb-train`` (the demo and a chess run), ``azdb-eval``, ``azdb-alphabeta`` and
+  ``azdb-uci`` answering ``uci``, ``isready`` and ``go``.
 
 The new environment installs the package with ``--no-deps`` and sees the
 dependencies of the test environment through a ``.pth`` line (the same pins from the
@@ -21,6 +23,8 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
+import zipfile
 
 import chess
 import pytest
@@ -96,8 +100,24 @@ def test_installed_package_outside_the_checkout(tmp_path):
                                         "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                        capture_output=True, text=True, check=True).stdout.strip())
     (site / "azdb_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # A wheel and an sdist built the PEP 517 way (pyproject.toml's build system, with the test
+    # environment's setuptools and wheel); the wheel is what goes into the new environment.
+    dist = tmp_path / "dist"
+    build = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--sdist", "--wheel",
+                            f"--outdir={dist}", str(source)], capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    (wheel,), (sdist,) = dist.glob("azdb_jax-*.whl"), dist.glob("azdb_jax-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = {pathlib.Path(*pathlib.Path(n).parts[1:]).as_posix() for n in archive.getnames()}
+    for name in ("LICENSE", "CITATION.cff", "pyproject.toml", "setup.py", "azdb_jax/data/connect_four_positions.csv",
+                 "azdb_jax/pretrained/gardner/MANIFEST.json"):
+        assert name in names, f"{name} missing from {sdist.name}"
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names), names
+    assert "azdb_jax/pretrained/connect_four/MANIFEST.json" in names
     install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
-                              str(source)], capture_output=True, text=True, timeout=900)
+                              str(wheel)], capture_output=True, text=True, timeout=900)
     assert install.returncode == 0, install.stderr[-3000:]
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
@@ -124,6 +144,11 @@ def test_installed_package_outside_the_checkout(tmp_path):
     assert (work / "eval" / "summary.png").is_file()
     bad = run("azdb-eval", "--workdir=nowhere")
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "nowhere" in bad.stderr
+
+    alphabeta = run("azdb-alphabeta", "--variant=gardner", input="uci\nisready\nposition startpos\ngo depth 2\nquit\n")
+    assert alphabeta.returncode == 0 and "uciok" in alphabeta.stdout and "readyok" in alphabeta.stdout, (
+        alphabeta.stdout[-2000:] + alphabeta.stderr[-2000:])
+    assert "\nbestmove " in alphabeta.stdout
 
     chess_run = run("azdb-train", "--preset=demo_chess", "--workdir=chess", "--summary=false", *_overrides(TINY_CHESS))
     assert chess_run.returncode == 0, chess_run.stderr[-3000:]

@@ -32,6 +32,11 @@ measured on the backend).
 
   python experiments/train.py --preset=demo --seeds=0,1,2,3 --workdir=runs/demo_pop
 
+``--wandb_project=NAME`` also logs every record to Weights & Biases (``azdb_jax.wandb_log``;
+the ``wandb`` extra), ``--wandb_mode=offline`` without a network (``wandb sync`` later):
+
+  python experiments/train.py --preset=demo --workdir=runs/demo --wandb_project=azdb
+
 ``--resume`` may change ``run.num_iterations`` (continue a finished run as if it had been
 planned longer), ``run.checkpoint_every``, ``run.keep_checkpoints`` and
 ``run.checkpoint_async`` through ``--override``; nothing else.
@@ -56,6 +61,11 @@ _MEMBER_MAP = flags.DEFINE_string("member_map", "auto", "How a population's memb
                                   "unroll, or two joined by a comma (self-play, learner; the learner also "
                                   "groups); azdb_jax.population.")
 distributed.define_flags()  # --coordinator, --num_processes, --process_id
+_WANDB_PROJECT = flags.DEFINE_string("wandb_project", None, "Also log every metrics.jsonl record to this Weights & "
+                                     "Biases project (needs the wandb extra; azdb_jax.wandb_log).")
+_WANDB_MODE = flags.DEFINE_enum("wandb_mode", "online", ["online", "offline", "disabled"],
+                                "W&B mode: offline writes WORKDIR/wandb/ for a later `wandb sync`.")
+_WANDB_ENTITY = flags.DEFINE_string("wandb_entity", None, "W&B entity (team or user); default: the login's.")
 _SUMMARY = flags.DEFINE_bool("summary", True, "At the end, print the team's summary table and write summary.png.")
 _SUMMARY_POSITIONS = flags.DEFINE_integer("summary_positions", 200, "Random positions for the summary's "
                                           "move comparison.", lower_bound=1)
@@ -81,6 +91,9 @@ def main(argv: List[str]) -> None:
     from azdb_jax import presets, runner  # pylint: disable=g-import-not-at-top
 
     workdir = pathlib.Path(_WORKDIR.value)
+    if _WANDB_PROJECT.value is not None and _SEEDS.value:
+        raise ValueError("--wandb_project logs one run; a population (--seeds) writes each member's metrics.jsonl "
+                         "under WORKDIR/seed_<s>/")
     if _SEEDS.value:
         train_population(workdir, [_seed(s) for s in _SEEDS.value])
         return
@@ -89,7 +102,8 @@ def main(argv: List[str]) -> None:
     else:
         config = config_lib.apply_overrides(presets.get_preset(_PRESET.value), _OVERRIDE.value)
     logging.info("config:\n%s", config_lib.to_json(config))
-    result = runner.train(config, workdir, resume=_RESUME.value, stop_after=_STOP_AFTER.value)
+    result = runner.train(config, workdir, resume=_RESUME.value, stop_after=_STOP_AFTER.value,
+                          sinks=_wandb_sinks(workdir, config))
     import jax  # pylint: disable=g-import-not-at-top
 
     if jax.process_index() != 0:
@@ -109,6 +123,21 @@ def _seed(text: str) -> int:
         return int(text)
     except ValueError:
         raise ValueError(f"--seeds: {text!r} is not an integer") from None
+
+
+def _wandb_sinks(workdir: pathlib.Path, config) -> List:
+    """The W&B logger the flags ask for (on the main process only), or none."""
+    if _WANDB_PROJECT.value is None or not distributed.is_main_process():
+        return []
+    import importlib.util  # pylint: disable=g-import-not-at-top
+    import json  # pylint: disable=g-import-not-at-top
+
+    from azdb_jax import config as config_lib, wandb_log  # pylint: disable=g-import-not-at-top
+
+    if importlib.util.find_spec("wandb") is None:
+        raise ValueError('--wandb_project needs the wandb package: pip install "azdb_jax[wandb]"')
+    return [wandb_log.WandbLog(workdir, json.loads(config_lib.to_json(config)), project=_WANDB_PROJECT.value,
+                               mode=_WANDB_MODE.value, entity=_WANDB_ENTITY.value, resume=_RESUME.value)]
 
 
 def train_population(workdir: pathlib.Path, seeds: List[int]) -> None:

@@ -1,0 +1,28 @@
+"""The documentation site (``bash scripts/docs.sh``): the API reference, the tutorial
+notebook rendered as it is stored (not executed) and the project's pages, built with
+warnings as errors. ``scripts/docs.sh`` lays the sources out as the checkout does
+(``docs/``, ``colabs/tutorial.ipynb``) beside this file and the site's index."""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "docs" / "api"))
+from conf import _module, _skip  # noqa: E402  (the API reference's own autodoc rules)
+
+project = "azdb_jax"
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
+autodoc_default_options = {"members": True}
+autodoc_typehints = "none"
+napoleon_google_docstring = True
+napoleon_use_ivar = True
+nb_execution_mode = "off"  # the notebooks' own tests execute them; the site shows them as stored
+myst_enable_extensions = ["dollarmath"]
+myst_heading_anchors = 4  # the pages link to each other's sections by GitHub-style anchors
+exclude_patterns = ["docs/api/conf.py", "docs/site/**"]
+html_theme = "alabaster"
+html_title = "azdb_jax"
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _module)
+    app.connect("autodoc-skip-member", _skip)
