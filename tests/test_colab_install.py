@@ -82,3 +82,26 @@ def test_the_install_cell_installs_from_a_git_url_in_a_fresh_environment(tmp_pat
     assert check.stdout.startswith(str(venv)) and "pretrained:connect_four" in check.stdout, check.stdout
     again = subprocess.run([python, "-c", cell], cwd=work, capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0 and not again.stdout.strip(), again.stderr[-2000:]  # importable: nothing to do
+
+
+def test_figure_notebooks_default_to_a_folder_they_can_make(tmp_path, monkeypatch):
+    # Each reproduction notebook's default folder is a ci scale's, trained first when missing.
+    from azdb_jax import reproduction  # pylint: disable=g-import-not-at-top
+
+    defaults = {}
+    for path in NOTEBOOKS:
+        ((_, params),) = _cells(path, "parameters")
+        if "reproduction.open_or_train(RESULTS, SCALE)" in path.read_text().replace('\\"', '"'):
+            namespace = {}
+            exec(params, namespace)  # pylint: disable=exec-used
+            defaults[path.name] = (namespace["RESULTS"], namespace["SCALE"])
+    assert len(defaults) == 9, sorted(defaults)
+    for name, (folder, scale) in defaults.items():
+        assert scale in reproduction.SCALES and folder == f"results/{scale}", name
+
+    trained = []
+    monkeypatch.setattr(reproduction, "train_runs", lambda results, **kw: trained.append(results.scale.name))
+    made = reproduction.open_or_train(tmp_path / "new", "ci", progress=False)
+    assert trained == ["ci"] and made.scale.name == "ci"
+    made.update_manifest("runs", "az_s0", {"done": True})  # now the folder exists: opened, not trained
+    assert reproduction.open_or_train(tmp_path / "new", "ci_sweep").scale.name == "ci" and trained == ["ci"]

@@ -14,11 +14,12 @@ A figure group is a module of this package with:
 """
 
 import importlib
+import pathlib
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from azdb_jax.reproduction import parallel
-from azdb_jax.reproduction.results import Results, ResultsError, RunInfo
+from azdb_jax.reproduction.results import MANIFEST, Results, ResultsError, RunInfo
 from azdb_jax.reproduction.scales import ARMS, SCALES, EvalSizes, RunSpec, Scale, arm_config, get_scale, run_specs
 
 # group -> (the paper's figures and tables, one line)
@@ -141,6 +142,21 @@ def evaluate_group(results: Results, group: str) -> dict:
     return group_module(group).evaluate(results)
 
 
+def open_or_train(root, scale: str = "ci", *, progress: bool = True) -> Results:
+    """The results folder ``root``; one that does not exist yet (no manifest) is trained first at
+    ``scale`` (every run of the scale, as ``experiments/reproduce.py --stages=train`` does).
+
+    What a figure notebook opened in a fresh session (Colab) does with its default folder:
+    the ``ci`` scale's runs train in minutes on a CPU (docs/reproduction.md, "What was run").
+    A folder that exists is opened as it is: its unfinished runs are not trained here.
+    """
+    if (pathlib.Path(root) / MANIFEST).is_file():
+        return Results(root)
+    results = Results(root, scale)
+    train_runs(results, progress=progress)
+    return results
+
+
 def load_or_evaluate(root, group: str) -> dict:
     """A group's report from the results folder ``root``, evaluating it first if missing."""
     results = Results(root)
@@ -150,5 +166,5 @@ def load_or_evaluate(root, group: str) -> dict:
 
 
 __all__ = ["ARMS", "EvalSizes", "GROUPS", "Results", "ResultsError", "RunInfo", "RunSpec", "SCALES", "Scale",
-           "arm_config", "evaluate_group", "get_scale", "group_module", "load_or_evaluate", "run_specs",
+           "arm_config", "evaluate_group", "get_scale", "group_module", "load_or_evaluate", "open_or_train", "run_specs",
            "scale_groups", "train_runs"]
