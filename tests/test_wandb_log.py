@@ -9,6 +9,7 @@ not from the logger's own state."""
 import json
 import math
 import struct
+import time
 
 import pytest
 
@@ -21,7 +22,18 @@ from wandb.proto import wandb_internal_pb2  # noqa: E402
 from azdb_jax import config as config_lib, runner, runs, wandb_log  # noqa: E402
 
 
-def _records(log: wandb_log.WandbLog):
+def _records(log: wandb_log.WandbLog, timeout: float = 120.0):
+    """The run's records; W&B's service may still be writing them after ``finish`` returns (on
+    a loaded machine), so this waits for the run's exit record."""
+    deadline = time.monotonic() + timeout
+    while True:
+        records = _read_records(log)
+        if any(r.WhichOneof("record_type") == "exit" for r in records) or time.monotonic() > deadline:
+            return records
+        time.sleep(0.5)
+
+
+def _read_records(log: wandb_log.WandbLog):
     (path,) = log.run_dir.glob("run-*.wandb")
     data = path.read_bytes()
     assert data[:4] == b":W&B", path
@@ -38,7 +50,10 @@ def _records(log: wandb_log.WandbLog):
         pos += 7 + length
         if kind in (1, 4):  # a whole record, or the last chunk of one
             record = wandb_internal_pb2.Record()
-            record.ParseFromString(b"".join(chunks))
+            try:
+                record.ParseFromString(b"".join(chunks))
+            except Exception:  # pylint: disable=broad-except  (a record still being written)
+                break
             out.append(record)
             chunks = []
     return out
