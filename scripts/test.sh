@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the tests. Two tiers (docs/contributing.md, "Two test tiers"):
+# Runs the tests. Two tiers (docs/contributing.md, "Tests: two tiers"):
 #   bash scripts/test.sh          the quick tier: every module's behaviour, tiny games (minutes)
 #   bash scripts/test.sh --all    the whole suite: adds the tests marked `slow` (end-to-end
 #                                 training runs, notebooks, several processes, installs); CI runs it
