@@ -59,7 +59,7 @@ class WandbLog:
 
     @property
     def run_dir(self) -> pathlib.Path:
-        """The W&B run's local folder (``files/wandb-summary.json`` there holds the last values)."""
+        """The W&B run's local folder (offline: ``run-<id>.wandb`` there holds every record)."""
         return pathlib.Path(self._run.dir).parent
 
     def write(self, record: Mapping[str, Any]) -> None:

@@ -45,7 +45,7 @@ LEVERS: Dict[str, List[str]] = {
     # 4x the games side by side (a forward of 256 positions costs 2.4x one of 64 on 2 cores,
     # benchmarks/iteration_profile.py) and 4x the learner steps: the same replay ratio.
     "batch4": ["selfplay.num_games=256", "run.learner_steps=48"],
-    # Not a lever: plain AlphaZero (one player, self-play), the ceiling without a team around player 0.
+    # Not a lever: plain AlphaZero (one player, self-play), the reference without a team around player 0.
     "az": ["team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay"],
     "cosine": ["learner.schedule=cosine", "learner.decay_steps={steps}", "learner.final_lr_fraction=0.1"],
 }

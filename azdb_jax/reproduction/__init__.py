@@ -147,7 +147,8 @@ def open_or_train(root, scale: str = "ci", *, progress: bool = True) -> Results:
     ``scale`` (every run of the scale, as ``experiments/reproduce.py --stages=train`` does).
 
     What a figure notebook opened in a fresh session (Colab) does with its default folder:
-    the ``ci`` scale's runs train in minutes on a CPU (docs/reproduction.md, "What was run").
+    the ``ci`` scale's runs train in minutes on a CPU (docs/reproduction.md, "The ci scale in a
+    fresh session").
     A folder that exists is opened as it is: its unfinished runs are not trained here.
     """
     if (pathlib.Path(root) / MANIFEST).is_file():

@@ -7,14 +7,14 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "docs" / "api"))
-from conf import _module, _skip  # noqa: E402  (the API reference's own autodoc rules)
+import conf as api  # noqa: E402  (the API reference's own settings and autodoc rules)
 
-project = "azdb_jax"
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
-autodoc_default_options = {"members": True}
-autodoc_typehints = "none"
-napoleon_google_docstring = True
-napoleon_use_ivar = True
+project = api.project
+extensions = ["myst_nb", *api.extensions]
+autodoc_default_options = api.autodoc_default_options
+autodoc_typehints = api.autodoc_typehints
+napoleon_google_docstring = api.napoleon_google_docstring
+napoleon_use_ivar = api.napoleon_use_ivar
 nb_execution_mode = "off"  # the notebooks' own tests execute them; the site shows them as stored
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 4  # the pages link to each other's sections by GitHub-style anchors
@@ -23,6 +23,4 @@ html_theme = "alabaster"
 html_title = "azdb_jax"
 
 
-def setup(app):
-    app.connect("autodoc-process-docstring", _module)
-    app.connect("autodoc-skip-member", _skip)
+setup = api.setup
