@@ -32,7 +32,7 @@ import numpy as np
 import pgx.core
 
 from azdb_jax import config as config_lib
-from azdb_jax import diversity, features, networks, planning
+from azdb_jax import features, networks, planning
 from azdb_jax import search as search_lib
 from azdb_jax.policies import Policy, sample_by_visits, sample_uniform
 
@@ -135,7 +135,7 @@ class Agent:
       params: the network parameters (may be traced inside a compiled program).
       num_players: n, the number of latents the network was trained with.
       search_config: the evaluation search (no noise is added in evaluation).
-      lambdas: ``λ_i`` per player as trained (``diversity.lambdas``; ``λ_0`` must be 1),
+      lambdas: ``λ_i`` per player as trained (``TeamConfig.lambdas``; ``λ_0`` must be 1),
         or None for λ = 1 everywhere.
       psi: ``[n, F]`` expected features ψ of the checkpoint (the intrinsic reward's
         input; may be traced), or None for no intrinsic reward.
@@ -184,7 +184,7 @@ class Agent:
                     env: Optional[pgx.core.Env] = None, apply_fn: Optional[search_lib.ApplyFn] = None,
                     search_config: Optional[search_lib.SearchConfig] = None, **fields: Any) -> "Agent":
         """The agent of a run's ``config`` with these parameters and ψ: its game, network,
-        team size, ``λ_i`` (``diversity.lambdas``), ℓ0 and ``diversity.in_search``.
+        team size, ``λ_i`` (``TeamConfig.lambdas``), ℓ0 and ``diversity.in_search``.
 
         ``env`` and ``apply_fn`` default to building them from the config (pass the ones
         in use to share their compiled programs); ``search_config`` defaults to the run's
@@ -196,7 +196,7 @@ class Agent:
         team = config.team
         return cls(env=env, apply_fn=apply_fn, params=params, num_players=team.num_players,
                    search_config=config.search if search_config is None else search_config,
-                   lambdas=tuple(float(x) for x in np.asarray(diversity.lambdas(team.num_players, team.lam))),
+                   lambdas=team.lambdas,
                    psi=psi, l0=config.diversity.l0, intrinsic_in_search=config.diversity.in_search, **fields)
 
     # ---------------------------------------------------------------- how the team searches

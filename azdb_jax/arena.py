@@ -47,7 +47,7 @@ import numpy as np
 import pgx.core
 
 from azdb_jax import ratings
-from azdb_jax.opponents import Policy
+from azdb_jax.policies import Policy
 
 Array = jax.Array
 

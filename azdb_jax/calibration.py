@@ -109,12 +109,12 @@ def check_control(config, *, source: str) -> None:
 def calibrate_from_runs(workdirs: Sequence, *, factor: float = DEFAULT_FACTOR,
                         window: int = DEFAULT_WINDOW) -> Calibration:
     """``calibrate_l0`` from the ``metrics.jsonl`` of λ = 1 control runs (each checked to be one)."""
-    from azdb_jax import runner  # pylint: disable=g-import-not-at-top  (runs are read only here)
+    from azdb_jax import runs  # pylint: disable=g-import-not-at-top  (runs are read only here)
 
     spreads = []
     for workdir in workdirs:
-        check_control(runner.load_run_config(pathlib.Path(workdir)), source=str(workdir))
-        spreads.append(settled_spread(runner.read_metrics(workdir), window=window,
+        check_control(runs.load_run_config(pathlib.Path(workdir)), source=str(workdir))
+        spreads.append(settled_spread(runs.read_metrics(workdir), window=window,
                                       source=str(pathlib.Path(workdir) / "metrics.jsonl")))
     return calibrate_l0(spreads, factor=factor, window=window)
 

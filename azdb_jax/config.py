@@ -139,6 +139,13 @@ class TeamConfig:
         if self.matchmaker not in GRAPHS:
             raise ValueError(f"team.matchmaker must be one of {sorted(GRAPHS)}, got {self.matchmaker!r}")
 
+    @property
+    def lambdas(self) -> Tuple[float, ...]:
+        """``λ_i`` per player: ``λ_0 = 1`` (player 0 is plain AlphaZero), ``λ_i = λ`` for
+        i > 0 (paper §3). Every part of a run (self-play, populations, agents, summaries)
+        reads its λ_i here."""
+        return (1.0,) + (float(self.lam),) * (self.num_players - 1)
+
 
 OPPONENT_LEAVES = ("drop", "predict")
 

@@ -300,15 +300,6 @@ def team_intrinsic_reward(psi: Array, phi: Array, player: Array, *, l0: Numeric)
 # ---------------------------------------------------------------------------------------
 
 
-def lambdas(num_players: int, lam: float) -> Array:
-    """``λ_0 = 1`` (player 0 is plain AlphaZero), ``λ_i = λ`` for i > 0 (paper §3); [n]."""
-    if num_players < 1:
-        raise ValueError(f"num_players must be >= 1, got {num_players}")
-    if not 0.0 <= lam <= 1.0:
-        raise ValueError(f"lambda must be in [0, 1], got {lam}")
-    return jnp.full((num_players,), lam, jnp.float32).at[0].set(1.0)
-
-
 def _mix(extrinsic: Array, intrinsic: Array, lam_i: Numeric, use_intrinsic: Array) -> Array:
     """``λ x_e + (1 − λ) x_d`` where ``use_intrinsic``, else ``λ x_e``.
 

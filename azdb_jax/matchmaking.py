@@ -160,15 +160,17 @@ def psro_cycle(payoff: Array, **solver_kwargs) -> InteractionGraph:
     )
 
 
-GRAPHS: dict[str, Callable[..., InteractionGraph]] = {
+# The distinct matchmakers in Fig. 9's order (a)-(f); ``fictitious_play`` is psro_uniform's other name.
+_MATCHMAKERS: dict[str, Callable[..., InteractionGraph]] = {
     "selfplay": selfplay,
     "uniform": uniform,
-    "fictitious_play": fictitious_play,
-    "psro_uniform": fictitious_play,
     "psro_nash": psro_nash,
     "psro_rectified": psro_rectified,
+    "psro_uniform": fictitious_play,
     "psro_cycle": psro_cycle,
 }
+MATCHMAKERS = tuple(_MATCHMAKERS)
+GRAPHS: dict[str, Callable[..., InteractionGraph]] = {**_MATCHMAKERS, "fictitious_play": fictitious_play}
 _USES_NASH = ("psro_nash", "psro_rectified", "psro_cycle")
 
 

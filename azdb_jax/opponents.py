@@ -18,17 +18,9 @@ from typing import Dict, Optional
 import jax
 import pgx.core
 
-from azdb_jax import games
+from azdb_jax import games, policies
 from azdb_jax import search as search_lib
-# A network as one fixed player (a trained team's players: ``azdb_jax.agent.Agent``).
-from azdb_jax.agent import search_policy  # noqa: F401
-# The fixed players, importable from here as before.
-from azdb_jax.games.nim import nim_oracle_policy  # noqa: F401
-from azdb_jax.games.tic_tac_toe import (  # noqa: F401
-    perfect_tic_tac_toe_table, tic_tac_toe_code, tic_tac_toe_perfect_policy)
-from azdb_jax.policies import (  # noqa: F401
-    MAX_MINIMAX_LEAVES, Policy, sample_by_visits, sample_uniform, uniform_random_policy)
-from azdb_jax import policies
+from azdb_jax.policies import MAX_MINIMAX_LEAVES, Policy, uniform_random_policy
 
 Array = jax.Array
 

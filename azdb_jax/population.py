@@ -300,9 +300,8 @@ _ARM_OR_SEED = (*ARM_FIELDS, "run.seed")
 
 def arm_values(configs: Sequence[config_lib.TrainConfig]) -> trainer.ArmValues:
     """The members' λ_i [K, n] and ℓ0 [K] of their configurations."""
-    from azdb_jax import diversity  # pylint: disable=g-import-not-at-top
     return trainer.ArmValues(
-        lambdas=np.stack([np.asarray(diversity.lambdas(c.team.num_players, c.team.lam), np.float32) for c in configs]),
+        lambdas=np.asarray([c.team.lambdas for c in configs], np.float32),
         l0=np.asarray([c.diversity.l0 for c in configs], np.float32))
 
 

@@ -241,3 +241,15 @@ def fit_elo(
 def fit_elo_from_games(first_ids, second_ids, scores, num_agents: int, **kwargs) -> EloRatings:
     """``fit_elo`` on a list of games (scores 1 / ½ / 0 for the first agent)."""
     return fit_elo(*results_table(first_ids, second_ids, scores, num_agents), **kwargs)
+
+
+# Two-sided 95 % quantiles of Student's t, by degrees of freedom (1 to 30); the normal 1.96 beyond.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t_quantile(dof: int) -> float:
+    """The two-sided 95 % quantile of Student's t with ``dof`` degrees of freedom (1.96 past 30)."""
+    if not isinstance(dof, int) or dof < 1:
+        raise ValueError(f"degrees of freedom must be an int >= 1, got {dof!r}")
+    return _T975[dof - 1] if dof <= len(_T975) else 1.96

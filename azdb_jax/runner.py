@@ -25,9 +25,8 @@ from azdb_jax import (adjudication, arena, checkpoint, distributed, games, netwo
                       start_positions, trainer)
 from azdb_jax import config as config_lib
 from azdb_jax.files import write_atomic
-from azdb_jax.runs import (  # noqa: F401  (the run-reading names, importable from here as before)
-    RESUMABLE_FIELDS, WALL_CLOCK_FIELDS, abstract_state, build_components, check_resumable, load_run, load_run_config,
-    predicts_opponent_leaves, read_metrics, write_run, _flat, _from_run_state, _restore, _to_run_state)
+from azdb_jax.runs import (RESUMABLE_FIELDS, abstract_state, build_components, check_resumable, flatten_config,
+                            from_run_state, load_run_config, restore_run_state, to_run_state)
 
 
 # ------------------------------------------------------------------ files
@@ -297,7 +296,7 @@ def programs(config: config_lib.TrainConfig, workdir=None, *, num_devices: Optio
     configurations are kept (each holds its executables).
     """
     mesh = sharding.make_mesh((config.run.num_devices if num_devices is None else num_devices) or None, local=local)
-    flat = {k: v for k, v in _flat(config_lib.to_dict(config)).items() if k not in _PROGRAMLESS_FIELDS}
+    flat = {k: v for k, v in flatten_config(config_lib.to_dict(config)).items() if k not in _PROGRAMLESS_FIELDS}
     starts = None
     if config.start_positions.sources:
         prepared = start_positions.prepare(config.env.make().id, config.start_positions, workdir)
@@ -362,13 +361,13 @@ class RunFiles:
         step = self.manager.latest_step() if step is None else step
         if step is None:
             raise FileNotFoundError(f"{self.workdir}/checkpoints: no checkpoint to resume from")
-        target = _to_run_state(_with_shardings(abstract, shardings), _with_shardings(
+        target = to_run_state(_with_shardings(abstract, shardings), _with_shardings(
             abstract.train_state.params, shardings.train_state.params), config.run.checkpoint_replay)
         saved_with = config_lib.from_dict(config_lib.TrainConfig, self.manager.read_config(step),
                                           where=f"{self.manager.step_path(step)} (config)")
         check_resumable(saved_with, config, source=f"checkpoint {self.manager.step_path(step)}")
-        restored = _restore(self.manager, step, target, saved_with)
-        state, previous, previous_psi = _from_run_state(
+        restored = restore_run_state(self.manager, step, target, saved_with)
+        state, previous, previous_psi = from_run_state(
             restored, abstract if not config.run.checkpoint_replay else None, shardings)
         if int(state.iteration) > config.run.num_iterations:
             raise ValueError(f"run.num_iterations={config.run.num_iterations}: the run in {self.workdir} is already "
@@ -422,7 +421,7 @@ class RunFiles:
                 _save_graph(self.workdir, iteration, graph, state.payoff, config.team.matchmaker)
             previous = evaluator.previous if evaluator is not None else None
             previous_psi = evaluator.previous_psi if evaluator is not None else None
-            self.manager.save(iteration, _to_run_state(state, previous, config.run.checkpoint_replay, previous_psi),
+            self.manager.save(iteration, to_run_state(state, previous, config.run.checkpoint_replay, previous_psi),
                               config=config)
         return eval_records
 

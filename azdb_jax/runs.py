@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from azdb_jax import agent as agent_lib
-from azdb_jax import checkpoint, diversity, features, learner, matchmaking, selfplay, sharding, trainer
+from azdb_jax import checkpoint, features, learner, matchmaking, selfplay, sharding, trainer
 from azdb_jax import config as config_lib
 from azdb_jax import start_positions, team_files
 from azdb_jax.files import write_atomic
@@ -51,7 +51,7 @@ def build_components(config: config_lib.TrainConfig, workdir=None) -> trainer.Co
         network=network,
         optimizer=learner.make_optimizer(config.learner),
         feature_fn=features.feature_fn(env),
-        lambdas=diversity.lambdas(team.num_players, team.lam),
+        lambdas=jnp.asarray(team.lambdas, jnp.float32),
         graph_fn=graph_fn,
         selfplay_config=config.selfplay,
         search_config=config.search,
@@ -79,7 +79,7 @@ def config_differences(a: config_lib.TrainConfig, b: config_lib.TrainConfig, *,
                        ignore: Sequence[str] = ()) -> str:
     """The fields (``section.field``) where ``b`` differs from ``a``, other than ``ignore``,
     as ``"name: a -> b; ..."`` (the first five), or ``""`` when none does."""
-    flat_a, flat_b = _flat(config_lib.to_dict(a)), _flat(config_lib.to_dict(b))
+    flat_a, flat_b = flatten_config(config_lib.to_dict(a)), flatten_config(config_lib.to_dict(b))
     changed = [name for name in sorted(set(flat_a) | set(flat_b))
                if flat_a.get(name) != flat_b.get(name) and name not in ignore]
     return "; ".join(f"{name}: {flat_a.get(name)!r} -> {flat_b.get(name)!r}" for name in changed[:5])
@@ -103,11 +103,11 @@ def _as_saved_at(config: config_lib.TrainConfig, saved: Dict[str, Any]) -> confi
     return dataclasses.replace(config, run=dataclasses.replace(config.run, **fields))
 
 
-def _flat(tree: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+def flatten_config(tree: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for key, value in tree.items():
         name = f"{prefix}.{key}" if prefix else key
-        out.update(_flat(value, name) if isinstance(value, dict) else {name: value})
+        out.update(flatten_config(value, name) if isinstance(value, dict) else {name: value})
     return out
 
 
@@ -158,7 +158,7 @@ def read_metrics(workdir, *, wall_clock: bool = True) -> List[Dict[str, Any]]:
 # ------------------------------------------------------------------ checkpoints
 
 
-def _to_run_state(state: trainer.TrainerState, previous_params: Any, with_replay: bool,
+def to_run_state(state: trainer.TrainerState, previous_params: Any, with_replay: bool,
                   previous_psi: Any = None) -> checkpoint.RunState:
     """A trainer state (plus the evaluator's previous network and its ψ) as a checkpoint."""
     has_previous = previous_params is not None
@@ -172,9 +172,9 @@ def _to_run_state(state: trainer.TrainerState, previous_params: Any, with_replay
                                replay=state.replay if with_replay else None, extra=extra)
 
 
-def _from_run_state(run_state: checkpoint.RunState, abstract_for_replay: Optional[trainer.TrainerState],
+def from_run_state(run_state: checkpoint.RunState, abstract_for_replay: Optional[trainer.TrainerState],
                     shardings: Any):
-    """Inverse of ``_to_run_state``: (trainer state, previous params or None, their ψ or None).
+    """Inverse of ``to_run_state``: (trainer state, previous params or None, their ψ or None).
 
     An unsaved replay buffer comes back empty."""
     extra = run_state.extra
@@ -210,7 +210,7 @@ def write_run(workdir, config: config_lib.TrainConfig, state: trainer.TrainerSta
         state = state._replace(train_state=state.train_state._replace(params=params))
     with checkpoint.RunCheckpointer(str(workdir / "checkpoints"),
                                     checkpoint.CheckpointConfig(save_replay=False)) as manager:
-        manager.save(int(state.iteration), _to_run_state(state, None, False), config=config)
+        manager.save(int(state.iteration), to_run_state(state, None, False), config=config)
     write_atomic(workdir / "config.json", config_lib.to_json(config))
     return workdir
 
@@ -222,7 +222,7 @@ _PREVIOUS_PSI = "extra/previous_psi"
 _PENDING_INTRINSIC = "extra/pending/search_value_intrinsic"
 
 
-def _restore(manager: checkpoint.RunCheckpointer, step: Optional[int], target: checkpoint.RunState,
+def restore_run_state(manager: checkpoint.RunCheckpointer, step: Optional[int], target: checkpoint.RunState,
              config: config_lib.TrainConfig) -> checkpoint.RunState:
     """``manager.restore``, also for checkpoints written before an array was added to the run
     state (``_PREVIOUS_PSI``, ``_PENDING_INTRINSIC``): those are filled as said there."""
@@ -262,7 +262,7 @@ def abstract_state(config: config_lib.TrainConfig, components: trainer.Component
     shapes follow from the configuration alone (``components`` must be
     ``build_components(config, ...)``).
     """
-    flat = _flat(config_lib.to_dict(config))
+    flat = flatten_config(config_lib.to_dict(config))
     key = json.dumps({k: v for k, v in flat.items() if k not in _SHAPELESS_FIELDS}, sort_keys=True)
     if key in _ABSTRACT_STATES:
         _ABSTRACT_STATES.move_to_end(key)
@@ -291,9 +291,9 @@ def load_run(workdir, step: Optional[int] = None, *, with_replay: bool = False):
     abstract = abstract_state(config, components)
     read_replay = with_replay and config.run.checkpoint_replay
     with checkpoint.RunCheckpointer(str(workdir / "checkpoints"), create=False) as manager:
-        target = _to_run_state(abstract, abstract.train_state.params, read_replay)
-        restored = _restore(manager, step, target, _as_saved_at(config, manager.read_config(step)))
-    state, _, _ = _from_run_state(restored, None if read_replay else abstract,
+        target = to_run_state(abstract, abstract.train_state.params, read_replay)
+        restored = restore_run_state(manager, step, target, _as_saved_at(config, manager.read_config(step)))
+    state, _, _ = from_run_state(restored, None if read_replay else abstract,
                                   sharding.trainer_state_shardings(sharding.make_mesh(1, local=True), abstract))
     return config, components, state
 

@@ -58,7 +58,7 @@ def intrinsic_hook(feature_fn: Callable[[pgx.core.State], Array], psi: Any, *, l
     expected features ``psi`` [n, F] (``diversity.team_intrinsic_reward`` with ℓ0).
 
     The one place where self-play, the training loop's evaluation and every evaluation of
-    a trained team (``evaluation.team.Team.search_hook``) build the reward their searches add.
+    a trained team (``agent.Agent.search_hook``) build the reward their searches add.
     ``psi`` may be traced (self-play passes the train state's ψ), and so may ``l0`` (a
     population member's, ``trainer.Components.with_arm``).
     """

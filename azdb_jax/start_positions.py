@@ -37,7 +37,7 @@ import pgx.core
 from azdb_jax import games
 from azdb_jax.envs.autoreset import InitFn
 from azdb_jax.files import write_atomic
-from azdb_jax.games.positions import FenGame, PuzzleRecord  # noqa: F401  (importable from here too)
+from azdb_jax.games.positions import FenGame, PuzzleRecord
 
 Array = jax.Array
 HALFMOVE_CLOCKS = (0, 20, 40, 60, 80)

@@ -38,7 +38,7 @@ from azdb_jax import cli
 from azdb_jax.cli import common_flags
 from azdb_jax.classical import matches as host_matches
 from azdb_jax.classical import search
-from azdb_jax.evaluation import reports
+from azdb_jax.files import write_atomic
 
 _GAME = common_flags.define_game("The game.", default="gardner_chess", choices=host_matches.GAMES)
 _DEPTH = flags.DEFINE_integer("depth", 5, "Depth each search completes.", lower_bound=1)
@@ -113,7 +113,7 @@ def main(argv):
     del argv
     if _MERGE.value:
         merged = merge_reports([json.loads(pathlib.Path(p).read_text()) for p in _MERGE.value])
-        reports.write_atomic(pathlib.Path(_OUT.value), json.dumps(dict(merged, command=" ".join(sys.argv)), indent=1))
+        write_atomic(pathlib.Path(_OUT.value), json.dumps(dict(merged, command=" ".join(sys.argv)), indent=1))
         return
     out = pathlib.Path(_OUT.value)
     report = host_matches.resumable_report(out, {"configs": {}})
@@ -135,7 +135,7 @@ def main(argv):
                                        summary=summary(rows, reference), wall_seconds=time.time() - start)
         print(name, json.dumps(report["configs"][name]["summary"]), flush=True)
         out.parent.mkdir(parents=True, exist_ok=True)
-        reports.write_atomic(out, json.dumps(report, indent=1))
+        write_atomic(out, json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

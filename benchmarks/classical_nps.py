@@ -29,7 +29,8 @@ from absl import app, flags
 from azdb_jax import cli
 from azdb_jax.cli import common_flags
 from azdb_jax.classical import matches as host_matches
-from azdb_jax.evaluation import matches, reports
+from azdb_jax.evaluation import matches
+from azdb_jax.files import write_atomic
 
 _REFERENCE = flags.DEFINE_string("reference", None, "The reference engine's UCI command (a path).", required=True)
 _MOVETIME = flags.DEFINE_float("movetime", 1.0, "Seconds per measured search.", lower_bound=0.01)
@@ -89,7 +90,7 @@ def main(argv):
                                                  max_plies=300, names=(a.name, b.name), progress=True)
             report["match"] = dict(host_matches.match_record(match), seconds=time.time() - start)
             print(matches.format_summary(matches.summarize_match(match)), flush=True)
-    reports.write_atomic(pathlib.Path(_OUT.value), json.dumps(report, indent=1))
+    write_atomic(pathlib.Path(_OUT.value), json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ import reference  # benchmarks/reference.py (this folder is on the path when a s
 
 from azdb_jax import diversity, features, games, matchmaking, networks, search, selfplay
 from azdb_jax.cli import common_flags
-from azdb_jax.config import DiversityConfig
+from azdb_jax.config import DiversityConfig, TeamConfig
 
 # The games pgx ships: the plain pgx + mctx reference plays them.
 _GAME = common_flags.define_game("Game.", default="connect_four",
@@ -117,7 +117,7 @@ class _Setup:
         self.graph = matchmaking.uniform(jnp.zeros((num_players, num_players)))
         self.games = selfplay.init_selfplay(env, jax.random.PRNGKey(0), num_games=_BATCH.value, graph=self.graph)
         self.params = self.network.init(jax.random.PRNGKey(1), self.games.env_state.observation)
-        self.lambdas = diversity.lambdas(num_players, _LAM.value if num_players > 1 else 1.0)
+        self.lambdas = jnp.asarray(TeamConfig(num_players, _LAM.value if num_players > 1 else 1.0).lambdas)
         self.diverse = bool(np.any(np.asarray(self.lambdas) < 1.0))
         self.feature_fn = features.feature_fn(env)
         num_features = jax.eval_shape(self.feature_fn, jax.eval_shape(env.init, jax.random.PRNGKey(0))).shape[-1]

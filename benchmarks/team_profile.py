@@ -18,7 +18,7 @@ import jax.numpy as jnp
 
 import profiling  # benchmarks/profiling.py (this folder is on the path when a script runs)
 from azdb_jax import diversity, features, games, networks, search
-from azdb_jax.config import DiversityConfig
+from azdb_jax.config import DiversityConfig, TeamConfig
 
 _FLAGS = profiling.define_search_flags()
 flags.adopt_module_key_flags(profiling)  # --help lists the shared search flags with this script's own
@@ -41,7 +41,7 @@ def main(argv):
             num_actions=env.num_actions, num_players=n)
         params = net.init(jax.random.PRNGKey(1), roots.observation)
         players = jnp.arange(batch) % n
-        lams = diversity.lambdas(n, 0.9)[players] if diverse else jnp.ones((batch,))
+        lams = jnp.asarray(TeamConfig(n, 0.9).lambdas)[players] if diverse else jnp.ones((batch,))
         psi = 0.1 * jax.random.uniform(jax.random.PRNGKey(3), (n, num_features))  # players apart: r_d is not 0
         reward_fn = functools.partial(diversity.team_intrinsic_reward, l0=DiversityConfig().l0) if diverse else None
         label = f"n{n}" + ("" if diverse or n == 1 else "_nodiv")

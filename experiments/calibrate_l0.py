@@ -19,7 +19,7 @@ from absl import app, flags
 
 from azdb_jax import calibration, cli
 from azdb_jax.cli import common_flags
-from azdb_jax.evaluation import reports
+from azdb_jax.files import write_atomic
 
 flags.DEFINE_list("control", None, "λ = 1 control run directories (comma-separated).")
 flags.DEFINE_float("factor", calibration.DEFAULT_FACTOR, "ℓ0 = factor × the controls' settled spread.")
@@ -41,7 +41,7 @@ def main(argv: List[str]) -> None:
         print(f"  at d = {d:.3f} ({ratio:g} × the spread): 1 − (d/ℓ0)³ = {calibration.reward_factor(d, result.l0):+.3f}")
     if values.out:
         report = dict(result.as_dict(), controls=[str(pathlib.Path(c)) for c in values.control])
-        reports.write_atomic(pathlib.Path(values.out), json.dumps(report, indent=1))
+        write_atomic(pathlib.Path(values.out), json.dumps(report, indent=1))
         print(f"written: {values.out}")
 
 

@@ -28,7 +28,7 @@ from azdb_jax.cli import common_flags
 from azdb_jax.classical import endgames
 from azdb_jax.classical.chess_position import ChessPosition
 from azdb_jax.classical.gardner_position import GardnerPosition
-from azdb_jax.evaluation import reports
+from azdb_jax.files import write_atomic
 
 _POSITIONS = flags.DEFINE_integer("positions", 200, "Sampled positions per table.", lower_bound=2)
 _DEPTH = flags.DEFINE_integer("depth", 25, "Engine search depth.", lower_bound=1)
@@ -77,7 +77,7 @@ def main(argv):
                            disagreements=[[fen, list(o), list(t)] for fen, o, t in compared["disagreements"]])
                 report["tables"].append(row)
                 print(json.dumps({k: v for k, v in row.items() if k != "disagreements"}), flush=True)
-                reports.write_atomic(pathlib.Path(_OUT.value), json.dumps(report, indent=1))
+                write_atomic(pathlib.Path(_OUT.value), json.dumps(report, indent=1))
     finally:
         stockfish.quit()
         fairy.close()

@@ -37,11 +37,12 @@ from typing import Any, Dict, List
 import numpy as np
 from absl import app, flags
 
-from azdb_jax import cli, ratings
+from azdb_jax import arena, cli, ratings
 from azdb_jax.cli import common_flags
 from azdb_jax.classical import matches as host_matches
 from azdb_jax.classical import player as player_lib
-from azdb_jax.evaluation import matches, reports
+from azdb_jax.evaluation import matches
+from azdb_jax.files import write_atomic
 
 _GAME = common_flags.define_game("The game.", default="gardner_chess", choices=host_matches.GAMES)
 _DEPTHS = flags.DEFINE_list("depths", ["1", "2", "3", "4"], "Search depths on the ladder.")
@@ -118,7 +119,7 @@ def merge_reports(reports_in: List[Dict[str, Any]]) -> Dict[str, Any]:
     matches_out = []
     for match in pooled.values():
         results = np.asarray(match.pop("results"))
-        summary = matches.tally(results, np.ones(results.shape, bool))
+        summary = arena.tally(results, np.ones(results.shape, bool))
         plies = match.pop("plies")
         matches_out.append(dict(match, **{k: summary[k] for k in (
             "games", "wins", "draws", "losses", "score", "elo", "elo_stderr", "elo_clipped", "elo_clipped_stderr")},
@@ -132,7 +133,7 @@ def main(argv):
     del argv
     if _MERGE.value:
         merged = merge_reports([json.loads(pathlib.Path(p).read_text()) for p in _MERGE.value])
-        reports.write_atomic(pathlib.Path(_OUT.value), json.dumps(dict(merged, command=" ".join(sys.argv)), indent=1))
+        write_atomic(pathlib.Path(_OUT.value), json.dumps(dict(merged, command=" ".join(sys.argv)), indent=1))
         return
     out = pathlib.Path(_OUT.value)
     report = host_matches.resumable_report(out, {"matches": [], "nps": {}})
@@ -153,7 +154,7 @@ def main(argv):
     def save():
         report["ladder"] = ladder(report) if report["matches"] else {}
         out.parent.mkdir(parents=True, exist_ok=True)
-        reports.write_atomic(out, json.dumps(report, indent=1))
+        write_atomic(out, json.dumps(report, indent=1))
 
     pairs = [(spec(upper), spec(lower)) for upper, lower in pairs] + [_extra_pair(text) for text in _EXTRA.value]
     for a_spec, b_spec in pairs:

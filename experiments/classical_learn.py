@@ -28,7 +28,8 @@ from azdb_jax import games as games_lib
 from azdb_jax.cli import common_flags
 from azdb_jax.classical import evaluation, learning, player as player_lib
 from azdb_jax.classical import matches as host_matches
-from azdb_jax.evaluation import matches, reports
+from azdb_jax.evaluation import matches
+from azdb_jax.files import write_atomic
 
 _GAME = common_flags.define_game("The game.", default="gardner_chess", choices=host_matches.GAMES)
 _GAMES = common_flags.define_games("Engine games to learn from.", default=400, lower_bound=5)
@@ -113,7 +114,7 @@ def main(argv):
                                              env_id=game, progress=True)
         report["match"] = host_matches.match_record(match)
         print(matches.format_summary(matches.summarize_match(match)), flush=True)
-    reports.write_atomic(out / f"learn_{game}.json", json.dumps(report, indent=1))
+    write_atomic(out / f"learn_{game}.json", json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

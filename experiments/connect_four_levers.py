@@ -20,7 +20,7 @@ harder is not measured with a bigger search.
 import json
 import pathlib
 import time
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 from absl import app, flags, logging
 import numpy as np
@@ -61,6 +61,11 @@ _ROOT = flags.DEFINE_string("root", "runs/levers", "Where the runs go (ROOT/LEVE
 _SIMULATIONS = common_flags.define_simulations("Search simulations of the measures.", default=24)
 _PLAY = flags.DEFINE_string("play", "perfect", "Opponent of the play-on games at the last checkpoint; empty: none.")
 _OUT = common_flags.define_out("JSON report.")
+_REDRAW = flags.DEFINE_string("redraw", None, "Draw the curves of this JSON report (an earlier --out) and stop; "
+                              "into --figure, default the report's path without .json.")
+_FIGURE = flags.DEFINE_string("figure", None, "Also draw the curves (azdb_jax.figures.strength.solved_curves) "
+                              "against iterations, training seconds and positions into FIGURE_<axis>.png, "
+                              "with the numbers drawn in FIGURE_<axis>.json.")
 
 
 def lever_overrides(name: str, *, iterations: int, learner_steps: int) -> List[str]:
@@ -84,19 +89,22 @@ def _config(lever: str, seed: int) -> config_lib.TrainConfig:
         f"run.keep_checkpoints={_ITERATIONS.value // _EVERY.value + 1}", "run.eval_every=0"])
 
 
-def _train(config: config_lib.TrainConfig, workdir: pathlib.Path) -> Dict[int, float]:
+def _train(config: config_lib.TrainConfig, workdir: pathlib.Path) -> Tuple[Dict[int, float], Dict[int, int]]:
     """Trains (or finds finished) the run; returns its training seconds up to each iteration
-    (the iterations' own wall time, the first one's compilation included)."""
+    (the iterations' own wall time, the first one's compilation included) and the self-play
+    positions stored up to it."""
     if (workdir / "config.json").exists() and config.run.num_iterations in checkpoint.all_steps(workdir):
         logging.info("%s: finished, measuring only", workdir)
     else:
         runner.train(config, workdir, resume=(workdir / "config.json").exists())
-    seconds, total = {}, 0.0
+    seconds, positions, total, stored = {}, {}, 0.0, 0
     for record in runs.read_metrics(workdir):
         if "iteration_seconds" in record:
             total += record["iteration_seconds"]
+            stored += int(record.get("examples_stored", 0))
             seconds[int(record["iteration"])] = total
-    return seconds
+            positions[int(record["iteration"])] = stored
+    return seconds, positions
 
 
 def _measure(workdir: pathlib.Path, positions, *, last: bool) -> List[Dict]:
@@ -128,6 +136,11 @@ def main(argv: Sequence[str]) -> None:
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     logging.set_verbosity(logging.WARNING)
+    if _REDRAW.value:
+        report = json.loads(pathlib.Path(_REDRAW.value).read_text())
+        for path in draw(report, _FIGURE.value or str(pathlib.Path(_REDRAW.value).with_suffix(""))):
+            print(f"figure: {path}")
+        return
     positions = data.load_connect_four_positions()
     root = pathlib.Path(_ROOT.value)
     report = []
@@ -135,9 +148,10 @@ def main(argv: Sequence[str]) -> None:
         for seed in (int(s) for s in _SEEDS.value):
             workdir = root / f"{lever}_s{seed}"
             config = _config(lever, seed)
-            seconds = _train(config, workdir)
+            seconds, stored = _train(config, workdir)
             start = time.time()
-            curve = [dict(row, train_seconds=round(seconds.get(row["iteration"], float("nan")), 1))
+            curve = [dict(row, train_seconds=round(seconds.get(row["iteration"], float("nan")), 1),
+                          positions=stored.get(row["iteration"]))
                      for row in _measure(workdir, positions, last=True)]
             report.append(dict(lever=lever, seed=seed, overrides=lever_overrides(
                 lever, iterations=_ITERATIONS.value, learner_steps=presets.get_preset(_PRESET.value).run.learner_steps),
@@ -160,6 +174,30 @@ def main(argv: Sequence[str]) -> None:
                 cells.append("–" if any(v is None for v in values) else _interval(values))
             secs = np.mean([e["curve"][i]["train_seconds"] for e in entries if i < len(e["curve"])])
             print(f"| {lever} | {row['iteration']} | {secs:.0f} | " + " | ".join(cells) + " |")
+    if _FIGURE.value:
+        for path in draw(report, _FIGURE.value):
+            print(f"figure: {path}")
+
+
+def draw(report: List[Dict], prefix: str) -> List[pathlib.Path]:
+    """The report's curves against each axis, as PNG and the JSON of the numbers drawn."""
+    import matplotlib  # pylint: disable=g-import-not-at-top
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+    from azdb_jax.figures import strength  # pylint: disable=g-import-not-at-top
+
+    written = []
+    for axis in strength.AXES:
+        if not all(r.get(axis) is not None for e in report for r in e["curve"]):
+            continue  # an older report without positions
+        fig, numbers = strength.solved_curves(report, x=axis)
+        path = pathlib.Path(f"{prefix}_{axis}.png")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        path.with_suffix(".json").write_text(json.dumps(numbers, indent=1) + "\n")
+        written.append(path)
+    return written
 
 
 if __name__ == "__main__":

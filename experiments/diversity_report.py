@@ -33,7 +33,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
 
 from azdb_jax import arena, opponents, ratings  # noqa: E402
 from azdb_jax import games as games_lib  # noqa: E402
-from azdb_jax import cli, runner  # noqa: E402
+from azdb_jax import cli, runs  # noqa: E402
 from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.evaluation import loading, move_choices, run_summary  # noqa: E402
 
@@ -50,7 +50,7 @@ _EXTRINSIC_ONLY = flags.DEFINE_bool("extrinsic_only", False,
 
 
 def report_run(name: str, workdir: pathlib.Path) -> dict:
-    config = runner.load_run_config(workdir)
+    config = runs.load_run_config(workdir)
     team = loading.load_team(workdir, num_simulations=_SIMULATIONS.value, extrinsic_only=_EXTRINSIC_ONLY.value)
     env, n = team.env, team.num_players
     key = jax.random.PRNGKey(_SEED.value)

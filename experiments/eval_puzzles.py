@@ -32,7 +32,7 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
 from azdb_jax import cli, planning  # noqa: E402
 from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.evaluation import puzzle_eval, puzzles, solvers  # noqa: E402
-from azdb_jax.evaluation.team import SEARCH_MODES  # noqa: E402
+from azdb_jax.agent import SEARCH_MODES  # noqa: E402
 
 
 def main(argv: Sequence[str]) -> None:

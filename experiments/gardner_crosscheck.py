@@ -16,7 +16,8 @@ import pgx
 from absl import app, flags
 
 from azdb_jax.cli import common_flags
-from azdb_jax.evaluation import fairy_stockfish, reports
+from azdb_jax.evaluation import fairy_stockfish
+from azdb_jax.files import write_atomic
 from azdb_jax.evaluation.gardner_crosscheck import crosscheck
 
 
@@ -32,7 +33,7 @@ def main(argv):
     except (fairy_stockfish.FairyStockfishNotFound, fairy_stockfish.FairyStockfishError, ValueError) as error:
         sys.exit(f"gardner_crosscheck: {error}")
     if flags_.out:
-        reports.write_atomic(flags_.out, json.dumps(report, indent=2) + "\n")
+        write_atomic(flags_.out, json.dumps(report, indent=2) + "\n")
     summary = {k: v for k, v in report.items() if k != "mismatches"}
     print(json.dumps(summary, indent=2))
     for mismatch in report["mismatches"][:10]:

@@ -40,11 +40,12 @@ if __name__ == "__main__":  # multi-host: join the run before the imports below 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-from azdb_jax import adjudication, arena, cli, opponents, runner  # noqa: E402
+from azdb_jax import adjudication, arena, cli, opponents, runs  # noqa: E402
 from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.classical import player as player_lib  # noqa: E402
 from azdb_jax.envs import gardner_interop  # noqa: E402
-from azdb_jax.evaluation import fairy_stockfish, loading, matches, reports  # noqa: E402
+from azdb_jax.evaluation import fairy_stockfish, loading, matches  # noqa: E402
+from azdb_jax.files import write_atomic  # noqa: E402
 
 _RUN = flags.DEFINE_string("run", None, "A Gardner chess run directory.")
 _STEPS = common_flags.define_steps("Checkpoint steps, comma-separated (default: every checkpoint kept).")
@@ -92,7 +93,7 @@ def parse_limit(text: str) -> Dict[str, int]:
 def in_training_scores(workdir: pathlib.Path) -> Dict[int, Dict[str, float]]:
     """{iteration: {opponent: score}} of player 0 in the run's own evaluations."""
     scores: Dict[int, Dict[str, float]] = {}
-    for record in runner.read_metrics(workdir):
+    for record in runs.read_metrics(workdir):
         if record.get("kind") == "eval" and record.get("player") == 0:
             scores.setdefault(record["iteration"], {})[record["opponent"]] = record["score"]
     return scores
@@ -132,7 +133,7 @@ def main(argv):
                 result = matches.play_engine_match(agent, team.params, engine, starts, env=team.env,
                                                    max_plies=_MAX_PLIES.value,
                                                    rng_key=jax.random.PRNGKey(_SEED.value), agent_name=team.name)
-                tally = matches.tally(result.result, np.ones_like(result.finished))
+                tally = arena.tally(result.result, np.ones_like(result.finished))
                 row[key] = tally["score"]
                 row[key + "_wdl"] = [tally["wins"], tally["draws"], tally["losses"]]
             rows.append(row)
@@ -146,7 +147,7 @@ def main(argv):
     if _OUT.value:
         out = pathlib.Path(_OUT.value)
         out.parent.mkdir(parents=True, exist_ok=True)
-        reports.write_atomic(out, json.dumps(report, indent=1))
+        write_atomic(out, json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

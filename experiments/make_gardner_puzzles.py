@@ -66,7 +66,8 @@ from azdb_jax import referee
 from azdb_jax.cli import common_flags
 from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs.gardner_board import GardnerBoard
-from azdb_jax.evaluation import fairy_stockfish, puzzles, reports
+from azdb_jax.evaluation import fairy_stockfish, puzzles
+from azdb_jax.files import write_atomic
 
 PIECE_VALUES = {"p": 1, "n": 3, "b": 3, "r": 5, "q": 9, "k": 0}
 LICHESS_HEADER = ("PuzzleId", "FEN", "Moves", "Rating", "Themes", "Source", "Label")
@@ -301,7 +302,7 @@ def write_sets(builder: SetBuilder, out_dir: str, *, header_note: str) -> Dict[s
         for index, row in enumerate(rows):
             row = dict(row, PuzzleId=f"{prefixes[name]}{index + 1:04d}")
             lines.append(_csv_line([row[c] for c in LICHESS_HEADER]))
-        reports.write_atomic(os.path.join(out_dir, f"{name}.csv"), "\n".join(lines) + "\n")
+        write_atomic(os.path.join(out_dir, f"{name}.csv"), "\n".join(lines) + "\n")
         sizes[name] = len(rows)
     values = builder.rows["values_draw"] + builder.rows["values_decisive"]
     lines = [f"# {header_note}", "# outcome and value are for the side to move (win 1, draw 0.5, loss 0).",
@@ -309,7 +310,7 @@ def write_sets(builder: SetBuilder, out_dir: str, *, header_note: str) -> Dict[s
     for index, row in enumerate(values):
         row = dict(row, id=f"gv-{row['set']}-{index + 1:03d}")
         lines.append(_csv_line([row[c] for c in VALUE_HEADER]))
-    reports.write_atomic(os.path.join(out_dir, f"{gardner_data.VALUE_SET}.csv"), "\n".join(lines) + "\n")
+    write_atomic(os.path.join(out_dir, f"{gardner_data.VALUE_SET}.csv"), "\n".join(lines) + "\n")
     for name in ("values_draw", "values_decisive"):
         sizes[name] = len(builder.rows[name])
     return sizes
@@ -394,7 +395,7 @@ def main(argv):
         sys.exit(f"make_gardner_puzzles: {error}")
     print(json.dumps(report["solve_rates"], indent=2))
     if flags_.report:
-        reports.write_atomic(flags_.report, json.dumps(report, indent=2) + "\n")
+        write_atomic(flags_.report, json.dumps(report, indent=2) + "\n")
 
 
 _DEFAULT_OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "azdb_jax", "data",

@@ -31,7 +31,7 @@ from azdb_jax import cli, data  # noqa: E402
 from azdb_jax.cli import common_flags  # noqa: E402
 from azdb_jax.evaluation import loading  # noqa: E402
 from azdb_jax.evaluation import openings as openings_lib  # noqa: E402
-from azdb_jax.evaluation.team import SEARCH_MODES  # noqa: E402
+from azdb_jax.agent import SEARCH_MODES  # noqa: E402
 
 
 def main(argv: List[str]) -> None:

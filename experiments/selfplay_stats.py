@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import features, games, runner, search, tree_search
+from azdb_jax import features, games, runs, search, tree_search
 from azdb_jax.cli import common_flags
 
 _WORKDIR = common_flags.define_workdir("Run directory.", required=True)
@@ -214,7 +214,7 @@ def main(argv):
         steps = _STEPS.value or manager.all_steps()
     rows = {}
     for step in steps:
-        config, components, state = runner.load_run(workdir, step)
+        config, components, state = runs.load_run(workdir, step)
         if _SIMULATIONS.value:
             config = config.__class__(**{**config.__dict__, "search": __import__("dataclasses").replace(
                 config.search, num_simulations=_SIMULATIONS.value)})

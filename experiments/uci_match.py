@@ -49,6 +49,7 @@ def main(argv: List[str]) -> None:
         raise ValueError(f"unexpected arguments: {' '.join(argv[1:])}")
     from azdb_jax import games  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import reference_engines, reports  # pylint: disable=g-import-not-at-top
+    from azdb_jax.files import write_atomic  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci import gauntlet  # pylint: disable=g-import-not-at-top
     from azdb_jax.uci.main import checkpoint_variant  # pylint: disable=g-import-not-at-top
 
@@ -113,7 +114,7 @@ def main(argv: List[str]) -> None:
             for g, r in enumerate(records)]
     out = pathlib.Path(values.out)
     paths = reports.write_report(out / "match", summary, rows)
-    reports.write_atomic(out / "games.pgn", "\n\n".join(r.pgn for r in records) + "\n")
+    write_atomic(out / "games.pgn", "\n\n".join(r.pgn for r in records) + "\n")
     control = summary["clock"] or (f"{values.movetime:g} s a move" + (
         f" vs {values.opponent_movetime:g} s" if values.opponent_movetime is not None else ""))
     print(f"engine vs {reference}, {control}: +{summary['wins']} ={summary['draws']} -{summary['losses']} in "

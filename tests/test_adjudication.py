@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from pgx import gardner_chess
 
-from azdb_jax import adjudication, arena, games, opponents
+from azdb_jax import adjudication, arena, games
+from azdb_jax.policies import uniform_random_policy
 
 
 def _gardner(fen):
@@ -42,7 +43,7 @@ def test_arena_scores_capped_games_with_the_adjudicator():
     # game is adjudicated: all draws by "draw"; by "material" A's result is the material
     # verdict from A's side, which the arena derives from the side to move.
     env = games.make("gardner_chess")
-    rand = opponents.uniform_random_policy()
+    rand = uniform_random_policy()
     play = lambda rule: jax.jit(lambda key: arena.play_games(  # noqa: E731
         env, rand, None, rand, None, key, num_games=16, max_plies=4,
         adjudicate=adjudication.adjudicator(env, rule, margin=1.0)))(jax.random.PRNGKey(3))

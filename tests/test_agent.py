@@ -127,7 +127,7 @@ def test_the_trainer_and_the_loaded_agent_assemble_the_same_search(saved_run):
     loaded = runs.load_agent(workdir)
     assert inside.lambdas == loaded.lambdas and inside.l0 == loaded.l0
     assert inside.intrinsic_in_search == loaded.intrinsic_in_search
-    np.testing.assert_array_equal(inside.search_lambdas, np.asarray(diversity.lambdas(3, 0.5)))
+    np.testing.assert_array_equal(inside.search_lambdas, [1.0, 0.5, 0.5])
     hook = inside.search_hook()
     assert hook.feature_fn is games.get("tic_tac_toe").features
     # the hook is Eq. 8 of this ψ and ℓ0 (diversity.team_intrinsic_reward, tested there by hand)

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 from azdb_jax import arena, games, opponents
+from azdb_jax.games.nim import nim_oracle_policy
+from azdb_jax.games.tic_tac_toe import tic_tac_toe_perfect_policy
+from azdb_jax.policies import uniform_random_policy
 
 
 def _play(env, policy_a, policy_b, seed=0, *, num_games, max_plies, initial_state=None, jit=True):
@@ -24,7 +27,7 @@ def _nim_starts(env, heaps, count):
     return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
 
 
-RANDOM = opponents.uniform_random_policy()
+RANDOM = uniform_random_policy()
 
 
 # ----------------------------------------------------------- forced outcomes
@@ -50,7 +53,7 @@ def test_bookkeeping_on_forced_nim_games(heaps, first_mover_wins, plies):
 
 def test_nim_oracle_wins_every_won_position():
     env = games.make("nim", heaps=(1, 3, 5))
-    oracle = opponents.nim_oracle_policy(env.max_heap)
+    oracle = nim_oracle_policy(env.max_heap)
     # (1, 3, 5) has nim-sum 7: the first mover wins; (1, 2, 3) has nim-sum 0: it loses.
     # Pairs alternate between the two, so the oracle faces a won position in every game
     # where it moves first from (1, 3, 5) or second from (1, 2, 3).
@@ -79,7 +82,7 @@ def test_unfinished_games_count_as_neither():
 
 def test_perfect_tic_tac_toe_never_loses():
     env = games.make("tic_tac_toe")
-    perfect = opponents.tic_tac_toe_perfect_policy()
+    perfect = tic_tac_toe_perfect_policy()
     summary = arena.summarize(_play(env, perfect, RANDOM, num_games=400, max_plies=9))
     assert summary["finished"] == 400 and summary["losses"] == 0
     assert summary["as_first"]["wins"] > summary["as_second"]["wins"] > 100  # X has the edge

@@ -86,12 +86,13 @@ def test_classical_games_are_registry_ids_and_others_are_refused():
 
 def test_callback_policy_plays_inside_a_jitted_arena():
     from azdb_jax import arena, games, opponents  # pylint: disable=g-import-not-at-top
+    from azdb_jax.policies import uniform_random_policy  # pylint: disable=g-import-not-at-top
 
     env = games.make("gardner_chess")
     classical = opponents.classical_opponents(env, ["random", "alphabeta:depth=1"])
     assert list(classical) == ["alphabeta:depth=1"]
     play = jax.jit(lambda key: arena.play_games(env, classical["alphabeta:depth=1"], None,
-                                                opponents.uniform_random_policy(), None, key, num_games=2,
+                                                uniform_random_policy(), None, key, num_games=2,
                                                 max_plies=40))
     results = jax.device_get(play(jax.random.PRNGKey(0)))
     assert results.in_turn.all() and float(results.result.sum()) >= 1  # depth 1 takes what random leaves
@@ -223,18 +224,18 @@ def _gardner_config(*extra):
 
 
 def test_in_training_evaluation_takes_classical_specs():
-    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax import runner, runs  # pylint: disable=g-import-not-at-top
 
     config = _gardner_config('run.eval_opponents=["random","alphabeta:depth=1"]')
-    evaluator = runner.Evaluator(config, runner.build_components(config))
+    evaluator = runner.Evaluator(config, runs.build_components(config))
     assert evaluator.opponents == ("random", "alphabeta:depth=1")
     with pytest.raises(ValueError, match="run.eval_opponents: player spec 'alphabeta:depth=0'"):
-        runner.Evaluator(_gardner_config('run.eval_opponents=["alphabeta:depth=0"]'), runner.build_components(config))
+        runner.Evaluator(_gardner_config('run.eval_opponents=["alphabeta:depth=0"]'), runs.build_components(config))
 
 
 @pytest.mark.slow
 def test_a_training_run_evaluates_against_the_classical_searcher(tmp_path):
-    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax import runner, runs  # pylint: disable=g-import-not-at-top
 
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
     from conftest import trained_run_config  # pylint: disable=g-import-not-at-top,g-bad-import-order
@@ -243,7 +244,7 @@ def test_a_training_run_evaluates_against_the_classical_searcher(tmp_path):
     # searcher only: its self-play and learner programs are those of Gardner's shared run.
     config = config_lib.apply_overrides(trained_run_config("gardner_chess"), ['run.eval_opponents=["alphabeta:depth=1"]'])
     runner.train(config, tmp_path / "run", progress=False)
-    evals = [r for r in runner.read_metrics(tmp_path / "run", wall_clock=False) if r["kind"] == "eval"]
+    evals = [r for r in runs.read_metrics(tmp_path / "run", wall_clock=False) if r["kind"] == "eval"]
     assert evals and all(r["opponent"] == "alphabeta:depth=1" for r in evals)
     assert {r["iteration"] for r in evals} == set(range(1, config.run.num_iterations + 1))
     assert all(r["wins"] + r["draws"] + r["losses"] + r["unfinished"] == config.run.eval_games for r in evals)

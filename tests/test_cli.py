@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from azdb_jax import config as config_lib
-from azdb_jax import presets, runner
+from azdb_jax import presets, runner, runs
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from test_trainer import TINY  # noqa: E402  pylint: disable=g-import-not-at-top
@@ -34,7 +34,7 @@ def _config(iterations: int):
 
 
 def _records(workdir):
-    return runner.read_metrics(workdir, wall_clock=False)
+    return runs.read_metrics(workdir, wall_clock=False)
 
 
 @pytest.mark.slow
@@ -46,8 +46,8 @@ def test_a_finished_run_continued_equals_a_longer_run(tmp_path):
     four, continued = _records(tmp_path / "four"), _records(tmp_path / "two")
     assert continued == four  # every metric, every evaluation (the old end's evaluation is gone)
     assert sorted({r["iteration"] for r in four if r["kind"] == "eval"}) == [3, 4]
-    _, _, state_four = runner.load_run(tmp_path / "four")
-    _, _, state_two = runner.load_run(tmp_path / "two")
+    _, _, state_four = runs.load_run(tmp_path / "four")
+    _, _, state_two = runs.load_run(tmp_path / "two")
     for a, b in zip(jax.tree.leaves(state_four.train_state.params), jax.tree.leaves(state_two.train_state.params)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert json.loads((tmp_path / "two" / "config.json").read_text())["run"]["num_iterations"] == 4

@@ -60,3 +60,12 @@ def test_bad_json_names_its_source():
         config_lib.from_json('{"bogus": 1}')
     with pytest.raises(ValueError, match="unknown preset 'huge'"):
         get_preset("huge")
+
+
+def test_team_lambdas_by_hand():
+    assert config_lib.TeamConfig(num_players=4, lam=0.3).lambdas == (1.0, 0.3, 0.3, 0.3)
+    assert config_lib.TeamConfig(num_players=1, lam=0.3).lambdas == (1.0,)
+    with pytest.raises(ValueError, match="team.lam"):
+        config_lib.TeamConfig(num_players=3, lam=1.2)
+    with pytest.raises(ValueError, match="team.num_players"):
+        config_lib.TeamConfig(num_players=0, lam=0.5)

@@ -202,16 +202,16 @@ def test_the_measures_count_the_moves_the_search_plays():
 
 
 def test_in_training_evaluation_and_play_match_take_perfect_specs(connect_four_solver, tmp_path):
-    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax import runner, runs  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import agent_match  # pylint: disable=g-import-not-at-top
     from conftest import trained_run_config  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
     config = config_lib.apply_overrides(trained_run_config("connect_four"),
                                         ['run.eval_opponents=["minimax2","perfect:random=0.5"]'])
-    assert runner.Evaluator(config, runner.build_components(config)).opponents == ("minimax2", "perfect:random=0.5")
+    assert runner.Evaluator(config, runs.build_components(config)).opponents == ("minimax2", "perfect:random=0.5")
     bad = config_lib.apply_overrides(config, ['run.eval_opponents=["perfect:depth=0"]'])
     with pytest.raises(ValueError, match="depth must be >= 1"):
-        runner.Evaluator(bad, runner.build_components(bad))
+        runner.Evaluator(bad, runs.build_components(bad))
     summary = agent_match.run_match(a="perfect", b="random", env_name="connect_four", out=tmp_path / "m",
                                     opening_plies=2, progress=False)
     assert summary["a"] == "perfect" and summary["losses"] == 0 and summary["wins"] > summary["games"] // 2
@@ -219,12 +219,12 @@ def test_in_training_evaluation_and_play_match_take_perfect_specs(connect_four_s
 
 @pytest.mark.slow
 def test_a_training_run_evaluates_against_the_solver(connect_four_solver, tmp_path):
-    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax import runner, runs  # pylint: disable=g-import-not-at-top
     from conftest import trained_run_config  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
     config = config_lib.apply_overrides(trained_run_config("connect_four"), ['run.eval_opponents=["perfect"]'])
     runner.train(config, tmp_path / "run", progress=False)
-    evals = [r for r in runner.read_metrics(tmp_path / "run", wall_clock=False) if r["kind"] == "eval"]
+    evals = [r for r in runs.read_metrics(tmp_path / "run", wall_clock=False) if r["kind"] == "eval"]
     assert evals and all(r["opponent"] == "perfect" for r in evals)
     # a barely trained network against the solver: it never wins
     assert all(r["wins"] == 0 and r["wins"] + r["draws"] + r["losses"] + r["unfinished"] == config.run.eval_games

@@ -157,15 +157,6 @@ def test_objective_three_players_by_hand():
     np.testing.assert_array_equal(diversity.nearest_neighbours(psi).index, [1, 0, 1])
 
 
-def test_lambdas():
-    np.testing.assert_array_equal(diversity.lambdas(4, 0.3), np.float32([1.0, 0.3, 0.3, 0.3]))
-    np.testing.assert_array_equal(diversity.lambdas(1, 0.3), [1.0])
-    with pytest.raises(ValueError):
-        diversity.lambdas(3, 1.2)
-    with pytest.raises(ValueError):
-        diversity.lambdas(0, 0.5)
-
-
 # ---------------------------------------------------------------------------------------
 # The intrinsic reward is the gradient of the player's term (Eq. 4, 7 -> 8)
 # ---------------------------------------------------------------------------------------

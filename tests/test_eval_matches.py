@@ -14,14 +14,16 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import arena, networks, opponents, ratings  # noqa: E402
+from azdb_jax import arena, networks, ratings  # noqa: E402
+from azdb_jax.games.tic_tac_toe import tic_tac_toe_perfect_policy  # noqa: E402
+from azdb_jax.policies import sample_by_visits, uniform_random_policy  # noqa: E402
 from azdb_jax import games as games_lib  # noqa: E402
 from azdb_jax import search as search_lib  # noqa: E402
 from azdb_jax.envs import chess_interop, chess_pgn  # noqa: E402
 from azdb_jax.evaluation import game_records, matches, specialisation  # noqa: E402
-from azdb_jax.evaluation.team import Team  # noqa: E402
+from azdb_jax.agent import Agent  # noqa: E402
 
-RANDOM = opponents.uniform_random_policy()
+RANDOM = uniform_random_policy()
 TINY_NET = networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8)
 
 
@@ -70,7 +72,7 @@ def test_recorded_moves_replay_to_the_same_games():
 
 def test_perfect_player_never_loses_and_the_tally_is_exact():
     env = games_lib.make("tic_tac_toe")
-    perfect = opponents.tic_tac_toe_perfect_policy()
+    perfect = tic_tac_toe_perfect_policy()
     match = matches.play_match(env, perfect, None, RANDOM, None, seeds=range(5), max_plies=9, batch_pairs=3,
                                names=("perfect", "random"))
     assert match.num_games == 10 and match.finished.all()
@@ -101,10 +103,8 @@ def test_one_tally_with_the_trinomial_score_stderr_everywhere():
     assert (tally["wins"], tally["draws"], tally["losses"], tally["unfinished"]) == (3, 2, 1, 1)
     assert tally["score"] == pytest.approx(2 / 3) and tally["score_stderr"] == pytest.approx((5 / 36 / 6) ** 0.5)
     assert np.isnan(arena.tally([0], [False])["score_stderr"])
-    rich = matches.tally([1, 1, 1, 0, 0, -1, 1], [True] * 6 + [False])
-    assert {k: rich[k] for k in tally} == tally and rich["elo_stderr"] > 0
-    # One tally: the match layer's is the arena's, Elo and win rate included.
-    assert matches.tally is arena.tally and tally["win_rate"] == 0.5
+    # win rate 3 of the 6 decided games; Elo from the score, with its standard error
+    assert tally["win_rate"] == 0.5 and tally["elo_stderr"] > 0
     assert tally["elo"] == pytest.approx(-400 * np.log10(1 / (2 / 3) - 1))
     # Every report takes its standard error from the one tally: no other module computes it.
     package = pathlib.Path(arena.__file__).parent
@@ -181,11 +181,42 @@ def test_lookup_on_a_hand_built_table():
 def _tiny_team(env, num_players=2, seed=0, simulations=2):
     network = networks.make_network(TINY_NET, num_actions=env.num_actions, num_players=num_players)
     params = network.init(jax.random.PRNGKey(seed), env.init(jax.random.PRNGKey(0)).observation)
-    return Team(env=env, apply_fn=network.apply, params=params, num_players=num_players,
+    return Agent(env=env, apply_fn=network.apply, params=params, num_players=num_players,
                 search_config=search_lib.SearchConfig(num_simulations=simulations), name="tiny")
 
 
 @pytest.mark.slow
+def test_gap_lookup_rule_by_hand():
+    # 3 players, 1 opening, 1 turn, 4 seeds; all games finished. Scores (W 1, D ½, L 0):
+    #   player 0: 1, 1, 0, 0     mean 0.5,  SE = sqrt(1/3) / 2 = 0.2887
+    #   player 1: 1, 1, 1, 0     mean 0.75, SE = 0.25
+    #   player 2: 1, ½, ½, ½     mean 0.625, SE = 0.125
+    # "best" picks player 1. GAP: G = 0.2887, candidates within G of 0.75 (>= 0.4613): all
+    # three, and the lowest mean among them is player 0's.
+    result = np.zeros((3, 1, 2, 4))
+    result[0, 0, 0] = [1, 1, -1, -1]
+    result[1, 0, 0] = [1, 1, 1, -1]
+    result[2, 0, 0] = [1, 0, 0, 0]
+    result[:, 0, 1] = result[:, 0, 0]
+    result[0, 0, 1] = [-1, -1, -1, 1]  # turn 1: player 0 mean 0.25 (SE 0.25) is out of the gap
+    finished = np.ones_like(result, bool)
+    np.testing.assert_array_equal(specialisation.lookup_table(result, finished, "best"), [[1, 1]])
+    # turn 1: G = max(0.25, 0.25, 0.125) = 0.25, candidates >= 0.5: players 1 (0.75) and 2 (0.625) -> 2
+    np.testing.assert_array_equal(specialisation.lookup_table(result, finished, "gap"), [[0, 2]])
+    # One seed: no spread, so GAP is "best".
+    np.testing.assert_array_equal(specialisation.lookup_table(result[..., :1], finished[..., :1], "gap"),
+                                  specialisation.lookup_table(result[..., :1], finished[..., :1], "best"))
+    with pytest.raises(ValueError, match="unknown lookup rule"):
+        specialisation.lookup_table(result, finished, "argmax")
+    # Leave one seed out with GAP: seed 3 scored by the table of seeds 0-2, where on turn 0
+    # player 0 scores 1, 1, 0 (0.667, SE 0.333), player 1 1, 1, 1 (1.0, SE 0), player 2 1, ½, ½
+    # (0.667, SE 0.167): G = 0.333, candidates >= 0.667: all, lowest mean 0.667 -> player 0 (ties: lowest).
+    games, done, tables = specialisation.leave_one_seed_out(result, finished, "gap")
+    assert tables[3][0][0] == 0 and games[0, 0, 3] == result[0, 0, 0, 3] and done.all()
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        specialisation.leave_one_seed_out(result[..., :1], finished[..., :1])
+
+
 def test_lookup_games_are_the_chosen_players_games():
     env = games_lib.make("tic_tac_toe")
     team = _tiny_team(env)
@@ -242,7 +273,7 @@ def test_sample_by_visits_matches_the_visit_distribution():
     from scipy import stats
 
     visits = jnp.array([[0.0, 1.0, 3.0, 0.0, 4.0]])
-    draws = jax.jit(jax.vmap(lambda k: opponents.sample_by_visits(k, visits)[0]))(
+    draws = jax.jit(jax.vmap(lambda k: sample_by_visits(k, visits)[0]))(
         jax.random.split(jax.random.PRNGKey(0), 4000))
     counts = np.bincount(np.asarray(draws), minlength=5)
     assert counts[0] == counts[3] == 0  # unvisited actions are never drawn
@@ -360,11 +391,11 @@ def test_engine_match_with_stockfish(stockfish_path):  # skipped with the instal
 
 @pytest.mark.slow
 def test_cli_match_between_checkpoints(tmp_path, trained_run):
-    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax import runs  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import agent_match  # pylint: disable=g-import-not-at-top
 
     run = trained_run("connect_four")  # the shared tiny run (tests/conftest.py): checkpoints 1 and 2, 3 players
-    config = runner.load_run_config(run)
+    config = runs.load_run_config(run)
     assert config.run.num_iterations == 2 and config.run.checkpoint_every == 1
     players = config.team.num_players
     out = tmp_path / "out"
@@ -405,13 +436,13 @@ def test_cli_crowded_book_positions_switch_the_runs_to_the_exact_move_generator(
     team = _tiny_team(games_lib.make("chess"))  # built on the default 16-piece generator
     monkeypatch.setattr(loading, "load_team", lambda *args, **kwargs: team)
     searched_on = []  # the move generator of every agent built, in order
-    build_agent = Team.player_policy
+    build_agent = Agent.player_policy
 
     def spy(agent_team, player, **kwargs):
         searched_on.append(agent_team.env.max_pieces)
         return build_agent(agent_team, player, **kwargs)
 
-    monkeypatch.setattr(Team, "player_policy", spy)
+    monkeypatch.setattr(Agent, "player_policy", spy)
     summary = agent_match.run_match(a=str(run), a_player=0, b="random", book=str(book), seeds=1, max_plies=2,
                                    out=tmp_path / "out", progress=False)
     assert summary["games"] == 2

@@ -13,7 +13,7 @@ import pytest
 from azdb_jax import data, games, networks, planning, search
 from azdb_jax.envs import chess_interop
 from azdb_jax.evaluation import openings as openings_lib
-from azdb_jax.evaluation.team import Team
+from azdb_jax.agent import Agent
 
 NEG_INF = -np.inf
 
@@ -100,7 +100,7 @@ def test_stub_team_distinct_moves_match_python_chess(data_dir):
         for rank, uci in enumerate(moves):
             table[j, chess_interop.uci_to_action(uci, start)] = 40.0 - 10.0 * rank
     env = games.make("chess")
-    team = Team(env=env, apply_fn=_stub_apply(table), params=None, num_players=len(PREFERENCES),
+    team = Agent(env=env, apply_fn=_stub_apply(table), params=None, num_players=len(PREFERENCES),
                 search_config=search.SearchConfig(num_simulations=4))
     # Independent answer: python-chess legality of each preference list.
     expected = []
@@ -127,7 +127,7 @@ def test_random_tiny_network_end_to_end(data_dir, tmp_path):
                                 num_actions=env.num_actions, num_players=2)
     state = chess_interop.state_from_board(chess.Board())
     params = net.init(jax.random.PRNGKey(0), state.observation)
-    team = Team(env=env, apply_fn=net.apply, params=params, num_players=2,
+    team = Agent(env=env, apply_fn=net.apply, params=params, num_players=2,
                 search_config=search.SearchConfig(num_simulations=2), name="random")
     json_path, csv_path = openings_lib.evaluate(team, data_dir / "openings", tmp_path / "report", limit=8, batch_size=8,
                                                  progress=False)
@@ -148,7 +148,7 @@ def test_random_tiny_network_end_to_end(data_dir, tmp_path):
 
 def test_rejects_non_chess_team():
     env = games.make("nim", heaps=(1, 2))
-    team = Team(env=env, apply_fn=_stub_apply(np.zeros((1, env.num_actions))), params=None, num_players=1,
+    team = Agent(env=env, apply_fn=_stub_apply(np.zeros((1, env.num_actions))), params=None, num_players=1,
                 search_config=search.SearchConfig(num_simulations=2))
     with pytest.raises(ValueError, match="chess team"):
         openings_lib.team_opening_moves(team, [chess.Board()])

@@ -24,7 +24,8 @@ import mate_stub  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax import data, games, networks, search  # noqa: E402
 from azdb_jax.envs import chess_interop  # noqa: E402
 from azdb_jax.evaluation import puzzle_eval, puzzles, solvers  # noqa: E402
-from azdb_jax.evaluation.team import SolverOutput, Team  # noqa: E402
+from azdb_jax.agent import Agent  # noqa: E402
+from azdb_jax.evaluation.team import SolverOutput  # noqa: E402
 
 LICHESS = ("puzzles", "lichess_puzzles_kagi_1000_random.csv")
 START = chess.STARTING_FEN
@@ -292,8 +293,8 @@ def mate_puzzles(path) -> list:
     return puzzles.filter_themes(data.load_lichess_puzzles(path), ["mateIn1", "mateIn2"])
 
 
-def mate_team(num_players: int = 2) -> Team:
-    return Team(env=games.make("chess"), apply_fn=mate_stub.make_mate_stub(), params={}, num_players=num_players,
+def mate_team(num_players: int = 2) -> Agent:
+    return Agent(env=games.make("chess"), apply_fn=mate_stub.make_mate_stub(), params={}, num_players=num_players,
                 search_config=MATE_SEARCH, name="mate-stub")
 
 
@@ -321,10 +322,10 @@ TINY = networks.NetworkConfig(channels=8, num_blocks=1, value_hidden=8)
 
 
 @pytest.fixture(scope="module")
-def tiny_team() -> Team:
+def tiny_team() -> Agent:
     net = networks.make_network(TINY, num_actions=4672, num_players=2)
     params = net.init(jax.random.PRNGKey(0), np.zeros((8, 8, 119), np.float32))
-    return Team(env=games.make("chess"), apply_fn=net.apply, params=params, num_players=2,
+    return Agent(env=games.make("chess"), apply_fn=net.apply, params=params, num_players=2,
                 search_config=search.SearchConfig(num_simulations=8), name="tiny")
 
 
@@ -337,7 +338,7 @@ def test_team_solver_rejects_bad_options(tiny_team):
         solvers.TeamSolver(tiny_team, homogeneous_copies=-1)
     with pytest.raises(ValueError, match="batch_size"):
         solvers.TeamSolver(tiny_team, batch_size=0)
-    nim = Team(env=games.make("nim"), apply_fn=tiny_team.apply_fn, params=None, num_players=2,
+    nim = Agent(env=games.make("nim"), apply_fn=tiny_team.apply_fn, params=None, num_players=2,
                search_config=tiny_team.search_config)
     with pytest.raises(ValueError, match="chess"):
         solvers.TeamSolver(nim)
@@ -416,7 +417,7 @@ def test_team_solver_columns_of_every_option(tiny_team):
         solvers.TeamSolver(tiny_team, players=0)
     with pytest.raises(ValueError, match="trials"):
         solvers.TeamSolver(tiny_team, trials=(0, 2))
-    gardner = Team(env=games.make("gardner_chess"), apply_fn=tiny_team.apply_fn, params=None, num_players=2,
+    gardner = Agent(env=games.make("gardner_chess"), apply_fn=tiny_team.apply_fn, params=None, num_players=2,
                    search_config=tiny_team.search_config)
     with pytest.raises(ValueError, match="different games"):
         solvers.TeamSolver([tiny_team, gardner])

@@ -1,4 +1,4 @@
-"""azdb_jax/evaluation/reports.py and team.py: report files by hand, Team validation."""
+"""azdb_jax/evaluation/reports.py and team.py: report files by hand, Agent validation."""
 
 import json
 import math
@@ -9,7 +9,9 @@ import pytest
 from azdb_jax import games
 from azdb_jax import search as search_lib
 from azdb_jax.evaluation import reports
-from azdb_jax.evaluation.team import Team, check_num_players
+from azdb_jax.files import write_atomic
+from azdb_jax.agent import Agent
+from azdb_jax.evaluation.team import check_num_players
 
 
 def test_write_report_json_and_csv_by_hand(tmp_path):
@@ -26,21 +28,21 @@ def test_write_report_json_and_csv_by_hand(tmp_path):
 
 
 def test_write_atomic_keeps_the_old_file_when_writing_fails(tmp_path):
-    path = reports.write_atomic(tmp_path / "f.txt", "old")
+    path = write_atomic(tmp_path / "f.txt", "old")
     with pytest.raises(TypeError):
-        reports.write_atomic(path, None)  # type: ignore[arg-type]
+        write_atomic(path, None)  # type: ignore[arg-type]
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["f.txt"]
 
 
 def test_team_validation_and_size_check():
     env = games.make("tic_tac_toe")
     config = search_lib.SearchConfig(num_simulations=4)
-    team = Team(env=env, apply_fn=None, params=None, num_players=3, search_config=config, name="t")
+    team = Agent(env=env, apply_fn=None, params=None, num_players=3, search_config=config, name="t")
     assert team.with_simulations(9).search_config.num_simulations == 9 and team.search_config.num_simulations == 4
     for bad in (dict(num_players=0), dict(num_players=2.0), dict(lambdas=(1.0, 0.5, 1.5)),
                 dict(lambdas=(0.9, 1.0, 1.0)), dict(lambdas=(1.0, 0.9)), dict(psi=np.zeros((2, 18))), dict(l0=0.0)):
         with pytest.raises(ValueError):
-            Team(**{**dict(env=env, apply_fn=None, params=None, num_players=3, search_config=config), **bad})
+            Agent(**{**dict(env=env, apply_fn=None, params=None, num_players=3, search_config=config), **bad})
     with pytest.raises(ValueError, match="num_simulations"):
         team.with_simulations(0)
     check_num_players(team, None)

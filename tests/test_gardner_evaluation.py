@@ -17,19 +17,20 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import data, games, opponents, search
+from azdb_jax import data, games, search
+from azdb_jax.policies import uniform_random_policy
 from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs import gardner_interop
 from azdb_jax.envs.gardner_board import GardnerBoard
 from azdb_jax.evaluation import fairy_stockfish, game_records, matches, puzzles, solvers
-from azdb_jax.evaluation.team import Team
+from azdb_jax.agent import Agent
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gardner_mate_stub  # noqa: E402  pylint: disable=g-import-not-at-top
 
 ALL = os.environ.get("AZDB_ALL_GARDNER_PUZZLES") == "1"
 LABEL_DEPTH = 14  # experiments/make_gardner_puzzles.py --label_depth
-RANDOM = opponents.uniform_random_policy()
+RANDOM = uniform_random_policy()
 
 
 def _subset(records, size):
@@ -120,7 +121,7 @@ def test_stub_decodes_observations_like_our_fens():
 
 @pytest.mark.slow
 def test_gardner_team_with_mate_stub_solves_the_mate_in_one_set(stub_engine):
-    team = Team(env=games.make("gardner_chess"), apply_fn=gardner_mate_stub.make_gardner_mate_stub(stub_engine),
+    team = Agent(env=games.make("gardner_chess"), apply_fn=gardner_mate_stub.make_gardner_mate_stub(stub_engine),
                 params={}, num_players=2, search_config=MATE_SEARCH, name="gardner-mate-stub")
     found = _subset(gardner_data.load_gardner_puzzles("mate_in_1"), 24)
     solver = solvers.TeamSolver(team, homogeneous_copies=0, batch_size=8)

@@ -33,7 +33,8 @@ def _run(game, reference=False):
     # minutes-long runs slower and train another network than a user's run).
     proc = subprocess.run([sys.executable, str(SCRIPT), f"--game={game}", f"--{'' if reference else 'no'}reference"],
                           env=user_xla_env(), text=True, capture_output=True, timeout=1800, check=False)
-    assert proc.returncode in (0, 1), f"learning_check.py --game={game} failed:\n{proc.stderr[-5000:]}"
+    # Exit status 1 is also an uncaught exception's: without a report on stdout, it crashed.
+    assert proc.returncode in (0, 1) and proc.stdout.strip(), f"learning_check.py --game={game} failed:\n{proc.stderr[-5000:]}"
     report = json.loads(proc.stdout)
     print(json.dumps({k: report[k] for k in ("game", "result", "eval_seconds", "total_seconds")},
                      sort_keys=True, default=str))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from azdb_jax import config as config_lib
-from azdb_jax import diversity, features, games, learner, matchmaking, networks, runs, search, selfplay, trainer
+from azdb_jax import features, games, learner, matchmaking, networks, runs, search, selfplay, trainer
 from azdb_jax.presets import get_preset
 
 TINY = [
@@ -131,7 +131,7 @@ def _play(full_search, *, algorithm="puct"):
     search_config = search.SearchConfig(num_simulations=8, algorithm=algorithm, max_num_considered_actions=4)
     start = selfplay.init_selfplay(env, jax.random.PRNGKey(1), num_games=6, graph=graph)
     play = jax.jit(lambda k, g, f: selfplay.selfplay_iteration(
-        env, net.apply, params, k, g, lambdas=diversity.lambdas(2, 1.0), config=config, search_config=search_config,
+        env, net.apply, params, k, g, lambdas=jnp.asarray(config_lib.TeamConfig(2, 1.0).lambdas), config=config, search_config=search_config,
         graph=graph, feature_fn=features.feature_fn(env), full_search=f))
     return jax.device_get(play(jax.random.PRNGKey(2), start, full_search)[1])
 
@@ -231,7 +231,7 @@ def test_the_levers_experiment_trains_measures_and_reuses_finished_runs(tmp_path
     def run():
         command = [sys.executable, str(repo / "experiments" / "connect_four_levers.py"), "--levers=base,mirror",
                    "--seeds=3", "--iterations=2", "--checkpoint_every=1", f"--root={tmp_path / 'runs'}",
-                   f"--out={out}", "--simulations=2"] + [f"--override={o}" for o in tiny]
+                   f"--out={out}", "--simulations=2", f"--figure={tmp_path / 'fig'}"] + [f"--override={o}" for o in tiny]
         proc = subprocess.run(command, capture_output=True, text=True, timeout=1200, cwd=repo)
         assert proc.returncode == 0, proc.stderr[-4000:]
         return proc.stdout, json.loads(out.read_text())
@@ -248,12 +248,49 @@ def test_the_levers_experiment_trains_measures_and_reuses_finished_runs(tmp_path
             [row["iteration"] for row in entry["curve"]] == [1, 2], entry["curve"]
         last = entry["curve"][-1]
         assert last["train_seconds"] == pytest.approx(sum(seconds), abs=0.06) == entry["train_seconds"]
+        assert last["positions"] == sum(int(r["examples_stored"]) for r in metrics if "iteration_seconds" in r)
         assert 0.0 <= last["against_perfect"] <= 1.0
         for row in entry["curve"]:
             assert all(0.0 <= row[name] <= 1.0 for name in ("search_keeps", "prior_keeps", "value_sign")), row
     assert "| mirror | 2 |" in stdout
+    # The figures: one per axis, their numbers the report's (one seed: the values themselves).
+    for axis in ("iteration", "train_seconds", "positions"):
+        assert (tmp_path / f"fig_{axis}.png").stat().st_size > 0
+        drawn = json.loads((tmp_path / f"fig_{axis}.json").read_text())
+        assert drawn["search_keeps"]["mirror"]["mean"] == [row["search_keeps"] for row in report[1]["curve"]]
+        assert drawn["search_keeps"]["mirror"]["x"] == [float(row[axis]) for row in report[1]["curve"]]
     # A second call finds the runs finished: measured again, not trained again.
     before = (tmp_path / "runs" / "base_s3" / "metrics.jsonl").read_text()
     _, again = run()
     assert (tmp_path / "runs" / "base_s3" / "metrics.jsonl").read_text() == before
     assert [e["curve"] for e in again] == [e["curve"] for e in report]
+
+
+def test_strength_curves_average_the_seeds_with_t_intervals():
+    from scipy import stats  # pylint: disable=g-import-not-at-top
+    from azdb_jax.figures import strength  # pylint: disable=g-import-not-at-top
+
+    def entry(lever, seed, keeps, perfect=None):
+        curve = [{"iteration": 10 * (k + 1), "train_seconds": 5.0 * (k + 1) + seed, "positions": 100 * (k + 1),
+                  "search_keeps": v, "prior_keeps": v / 2} for k, v in enumerate(keeps)]
+        if perfect is not None:
+            curve[-1]["against_perfect"] = perfect
+        return {"lever": lever, "seed": seed, "curve": curve}
+
+    report = [entry("az", 1, [0.7, 0.8], 0.4), entry("az", 2, [0.6, 0.9], 0.5), entry("az", 3, [0.8, 0.85], 0.6),
+              entry("base", 1, [0.5, 0.6, 0.7])]
+    curves = strength.lever_curves(report, "search_keeps", "train_seconds")
+    az = curves["az"]
+    assert az["iteration"] == [10, 20] and az["seeds"] == [1, 2, 3]
+    assert az["x"] == pytest.approx([7.0, 12.0]) and az["mean"] == pytest.approx([0.7, 0.85])
+    half = stats.t.ppf(0.975, 2) * stats.sem([0.8, 0.9, 0.85])
+    assert az["half_width"][1] == pytest.approx(half, rel=1e-3)
+    assert curves["base"]["mean"] == pytest.approx([0.5, 0.6, 0.7]) and np.isnan(curves["base"]["half_width"]).all()
+    # Only the checkpoints every seed measured: against perfect is at the last one.
+    assert strength.lever_curves(report, "against_perfect")["az"]["iteration"] == [20]
+    fig, numbers = strength.solved_curves(report, x="positions")
+    assert numbers["search_keeps"]["az"]["x"] == [100.0, 200.0] and len(fig.axes) == 3
+    with pytest.raises(ValueError, match="unknown measure"):
+        strength.lever_curves(report, "elo")
+    with pytest.raises(ValueError, match="unknown axis"):
+        strength.lever_curves(report, x="hours")

@@ -89,9 +89,9 @@ def _train_args(workdir: pathlib.Path, *extra: str):
 
 
 def _records(workdir: pathlib.Path):
-    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax import runs  # pylint: disable=g-import-not-at-top
 
-    return runner.read_metrics(workdir, wall_clock=False)
+    return runs.read_metrics(workdir, wall_clock=False)
 
 
 def _assert_same(reference, other) -> None:

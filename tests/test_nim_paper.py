@@ -14,7 +14,7 @@ from azdb_jax import games, networks, presets, search
 from azdb_jax.envs import nim as nim_lib
 from azdb_jax.evaluation import nim as nim_eval
 from azdb_jax.evaluation import nim_positions
-from azdb_jax.evaluation.team import Team
+from azdb_jax.agent import Agent
 from azdb_jax.figures import nim as nim_figures
 from azdb_jax.reproduction import nim_claims
 
@@ -173,6 +173,11 @@ def test_sample_positions_are_distinct_uniform_draws_from_the_box():
         nim_eval.sample_positions((1, 3), 0)
 
 
+def _agent(env, apply_fn, num_players=1):
+    """A team of ``num_players`` over ``apply_fn``, which takes no parameters."""
+    return Agent(env=env, apply_fn=apply_fn, params=None, num_players=num_players, search_config=search.SearchConfig())
+
+
 def _unary_heaps(observation, initial):
     """Heap sizes from unary boards [B, L, 1, 1]: the 1s of each heap's cells."""
     heap, _ = nim_lib.unary_layout(initial)
@@ -200,7 +205,7 @@ def test_expert_measure_on_sampled_unary_positions():
     initial = (1, 3, 5, 7)
     env = games.make("nim", heaps=initial, encoding="unary")
     positions = nim_eval.sample_positions(initial, 100, seed=0)
-    result = nim_eval.expert_measure(env, _unary_apply(initial), None, num_players=2, positions=positions,
+    result = nim_eval.expert_measure(_agent(env, _unary_apply(initial), num_players=2), positions=positions,
                                      batch_size=64)
     assert result["positions"] == 100
     first, second = result["players"]
@@ -210,13 +215,13 @@ def test_expert_measure_on_sampled_unary_positions():
     assert second["top1_accuracy"] < 1.0
     assert result["team"]["top1_accuracy_any"] == 1.0
     # A constant value is right on every won position and no lost one: balanced accuracy 0.5.
-    constant = nim_eval.expert_measure(env, lambda p, o, pl: networks.NetOutput(
+    constant = nim_eval.expert_measure(_agent(env, lambda p, o, pl: networks.NetOutput(
         policy_logits=jnp.zeros((o.shape[0], env.num_actions)), value=jnp.ones(o.shape[0]),
-        value_d=jnp.zeros(o.shape[0])), None, num_players=1, positions=positions)["players"][0]
+        value_d=jnp.zeros(o.shape[0]))), positions=positions)["players"][0]
     won = np.mean([nim_lib.position_value(jnp.int32(h)) > 0 for h in positions])
     assert constant["value_sign_accuracy"] == pytest.approx(won) and constant["value_sign_balanced_accuracy"] == 0.5
     with pytest.raises(ValueError, match="non-terminal"):
-        nim_eval.expert_measure(env, _unary_apply(initial), None, num_players=1, positions=np.zeros((1, 4), np.int32))
+        nim_eval.expert_measure(_agent(env, _unary_apply(initial)), positions=np.zeros((1, 4), np.int32))
 
 
 def test_topk_hits_by_hand():
@@ -236,7 +241,7 @@ def test_topk_hits_by_hand():
 def test_position_study_priors_values_and_search():
     initial = (1, 3, 5)
     env = games.make("nim", heaps=initial, encoding="unary")
-    team = Team(env=env, apply_fn=_unary_apply(initial, misleading=True), params=None, num_players=1,
+    team = Agent(env=env, apply_fn=_unary_apply(initial, misleading=True), params=None, num_players=1,
                 search_config=search.SearchConfig(num_simulations=8, unvisited_q=0.0))
     # (0, 0, 2): taking both counters wins at once ("c2"); the stub's prior is sure of "c1".
     study = nim_positions.position_study(team, (0, 0, 2), simulations=(1, 64))

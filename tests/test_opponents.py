@@ -9,6 +9,10 @@ import numpy as np
 import pytest
 
 from azdb_jax import games, opponents, search
+from azdb_jax.agent import search_policy
+from azdb_jax.games.nim import nim_oracle_policy
+from azdb_jax.games.tic_tac_toe import perfect_tic_tac_toe_table, tic_tac_toe_code, tic_tac_toe_perfect_policy
+from azdb_jax.policies import uniform_random_policy
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 
@@ -73,11 +77,11 @@ def _actions(policy, state, size=32, params=None, seed=0):
 
 
 def test_perfect_table_matches_brute_force_on_every_reachable_position():
-    table = opponents.perfect_tic_tac_toe_table()
+    table = perfect_tic_tac_toe_table()
     positions = _reachable()
     assert len(positions) == 5478  # the well-known count of reachable tic-tac-toe positions
     for board in positions:
-        row = table[opponents.tic_tac_toe_code(np.asarray(board))]
+        row = table[tic_tac_toe_code(np.asarray(board))]
         empties = [i for i, c in enumerate(board) if c == -1]
         if _winner(board) is not None or not empties:
             assert not row.any(), board
@@ -92,26 +96,26 @@ def test_perfect_table_matches_brute_force_on_every_reachable_position():
 def test_every_opening_move_draws_and_is_kept():
     assert _value((-1,) * 9) == 0
     assert all(_value(tuple(0 if j == i else -1 for j in range(9))) == 0 for i in range(9))
-    assert opponents.perfect_tic_tac_toe_table()[opponents.tic_tac_toe_code(np.full(9, -1))].all()
+    assert perfect_tic_tac_toe_table()[tic_tac_toe_code(np.full(9, -1))].all()
 
 
 def test_perfect_player_blocks_the_only_threat():
     # X 0, O 4, X 1: O must block at 2, every other move loses at once.
     _, state = _play("tic_tac_toe", [0, 4, 1])
     assert _value((0, 0, -1, -1, 1, -1, -1, -1, -1)) == 0
-    assert _actions(opponents.tic_tac_toe_perfect_policy(), state) == {2}
+    assert _actions(tic_tac_toe_perfect_policy(), state) == {2}
 
 
 def test_perfect_player_wins_at_once_rather_than_blocking():
     # X 0, O 3, X 1, O 4: X wins at 2 (O threatens 5).
     _, state = _play("tic_tac_toe", [0, 3, 1, 4])
-    assert _actions(opponents.tic_tac_toe_perfect_policy(), state) == {2}
+    assert _actions(tic_tac_toe_perfect_policy(), state) == {2}
 
 
 def test_perfect_player_answers_a_corner_with_the_centre():
     # Against a corner opening only the centre draws (every other reply loses).
     _, state = _play("tic_tac_toe", [0])
-    assert _actions(opponents.tic_tac_toe_perfect_policy(), state) == {4}
+    assert _actions(tic_tac_toe_perfect_policy(), state) == {4}
 
 
 # ----------------------------------------------------------- minimax
@@ -152,13 +156,13 @@ def test_minimax_refuses_huge_trees():
 def test_nim_oracle_leaves_zero_nim_sum_and_random_is_legal():
     env = games.make("nim", heaps=(1, 3, 5))
     state = env.state_from_heaps(jnp.int32([1, 3, 5]))
-    for action in _actions(opponents.nim_oracle_policy(env.max_heap), state):
+    for action in _actions(nim_oracle_policy(env.max_heap), state):
         heap, take = divmod(action, env.max_heap)
         heaps = [1, 3, 5]
         heaps[heap] -= take + 1
         assert heaps[0] ^ heaps[1] ^ heaps[2] == 0
     legal = set(np.flatnonzero(state.legal_action_mask).tolist())
-    played = _actions(opponents.uniform_random_policy(), state, size=256)
+    played = _actions(uniform_random_policy(), state, size=256)
     assert played == legal  # all 9 legal moves show up over 256 draws, nothing else
 
 
@@ -190,7 +194,7 @@ def test_search_policy_takes_an_immediate_win_and_plays_legal_moves(config, play
     env, win = _play("connect_four", [0, 0, 1, 1, 2, 6])  # column 3 wins at once
     _, full = _play("connect_four", [3, 3, 3, 3, 3, 3])  # column 3 is full
     states = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), _batch(win, 8), _batch(full, 8))
-    policy = opponents.search_policy(env, _uniform_net(7), config, player=player, lam=lam)
+    policy = search_policy(env, _uniform_net(7), config, player=player, lam=lam)
     actions = np.asarray(jax.jit(policy)(None, jax.random.PRNGKey(0), states))
     assert (actions[:8] == 3).all()
     assert set(actions[8:].tolist()) <= {0, 1, 2, 4, 5, 6}

@@ -234,8 +234,8 @@ def test_a_population_killed_mid_run_resumes_as_if_never_stopped(tmp_path):
     from azdb_jax import presets  # pylint: disable=g-import-not-at-top
 
     config = config_lib.apply_overrides(_config(24), ["run.eval_every=4"])
-    preset = runs._flat(config_lib.to_dict(presets.get_preset("demo")))  # noqa: SLF001
-    flat = runs._flat(config_lib.to_dict(config))  # noqa: SLF001
+    preset = runs.flatten_config(config_lib.to_dict(presets.get_preset("demo")))
+    flat = runs.flatten_config(config_lib.to_dict(config))
     overrides = [f"--override={name}={json.dumps(value)}" for name, value in flat.items() if preset[name] != value]
     seeds = "--seeds=0,1,2,3"
     whole = subprocess.run(_train_cli(*overrides, seeds, f"--workdir={tmp_path / 'whole'}"), capture_output=True,
@@ -343,7 +343,13 @@ def test_the_accelerator_pack_runs_at_a_tiny_scale(tmp_path, fsf_path):
             (work / "runs" / f"{arm}_s{seed}").resolve() for arm in arms for seed in (10, 11)]
     rows = json.loads((out / "claims.json").read_text())
     table2 = [row for row in rows if row["paper"] == "Table 2"]
-    assert len(table2) == 4 and all(row["seeds"] == 2 and len(row["per_seed"]) == 2 for row in table2), table2
+    # one row per player, the per-move GAP team and the per-opening lookup team by both rules
+    # (``claims._TABLE2_AGENTS``), each over the 2 seeds
+    measures = sorted(row["measure"].split(" against AZ")[0].removeprefix("Elo of ") for row in table2)
+    players = sum(m.startswith("AZdb player ") for m in measures)
+    assert players == 3 and len(table2) == players + 3, measures
+    assert sum("lookup team" in m for m in measures) == 2 and sum("GAP rule over every" in m for m in measures) == 1
+    assert all(row["seeds"] == 2 and len(row["per_seed"]) == 2 for row in table2), table2
     assert {row["paper"] for row in rows} >= {"Fig. 3", "Fig. 5", "Table 2"}
     table = (out / "claims.md").read_text()
     assert table.count("\n|") >= len(rows) and "verdict" in table.lower()

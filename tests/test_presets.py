@@ -58,13 +58,13 @@ def test_puzzle_presets_follow_table_1():
 
 @pytest.mark.slow
 def test_gardner_puzzle_presets_hold_out_what_they_say(tmp_path):
-    from azdb_jax import runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax import runs  # pylint: disable=g-import-not-at-top
 
     for name in ("gardner_puzzles", "gardner_puzzles_random_split", "gardner_puzzles_ood"):
         config = presets.get_preset(name)
         assert config.env.name == "gardner_chess" and config.team.num_players == 1 and config.team.lam == 1.0
         assert config.start_positions.initial_prob == 0.5
-        runner.build_components(config, tmp_path / name)  # loads the packaged sets, writes the split
+        runs.build_components(config, tmp_path / name)  # loads the packaged sets, writes the split
     assert presets.get_preset("gardner_puzzles_random_split").start_positions.test_count == 100
     row5, row6, row7 = (presets.get_preset(f"gardner_puzzles_{n}") for n in ("intermediate", "exploration", "halfmove"))
     assert row5.start_positions.intermediate and row5.start_positions.halfmove_clocks == (0,)
@@ -72,7 +72,7 @@ def test_gardner_puzzle_presets_hold_out_what_they_say(tmp_path):
     assert (row6.selfplay.sample_plies, row6.selfplay.sample_temperature) == (15, 10.0) == \
         (row7.selfplay.sample_plies, row7.selfplay.sample_temperature)
     assert row7.start_positions.halfmove_clocks == (0, 20, 40, 60, 80) and row7.start_positions.intermediate
-    runner.build_components(row7, tmp_path / "row7")  # the solution lines' positions load, the clocks apply
+    runs.build_components(row7, tmp_path / "row7")  # the solution lines' positions load, the clocks apply
     written = sorted(p.name for p in (tmp_path / "gardner_puzzles_ood" / "start_positions").glob("*.csv"))
     # Out of distribution: every mate in 3 held out, the other sets trained on.
     assert written == ["heldout_0_mate_in_3.csv", "train_0_mate_in_1.csv", "train_1_mate_in_2.csv",

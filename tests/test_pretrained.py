@@ -101,6 +101,23 @@ def test_export_replaces_a_team_whole_and_refuses_bad_names(exported, tmp_path):
     assert sorted(p.name for p in copy.iterdir()) == ["tiny"]
 
 
+def test_a_recorded_field_joins_the_manifest_and_keeps_the_files_checked(exported, tmp_path):
+    _, root = exported
+    copy = tmp_path / "root"
+    shutil.copytree(root, copy)
+    before = team_files.manifest("tiny", root=copy)
+    pretrained.record("tiny", {"strength": {"players": [{"player": 0, "search_keeps": 0.5}]}}, root=copy)
+    after = team_files.manifest("tiny", root=copy)
+    assert after["strength"]["players"][0]["search_keeps"] == 0.5
+    assert {k: v for k, v in after.items() if k != "strength"} == before
+    team_files.check_folder(copy / "tiny")  # the files still match
+    with pytest.raises(ValueError, match="cannot be recorded over: files, iteration"):
+        pretrained.record("tiny", {"files": {}, "iteration": 3}, root=copy)
+    (copy / "tiny" / "config.json").write_text("{}")  # a damaged team is not written to
+    with pytest.raises(team_files.DamagedTeamError, match="config.json"):
+        pretrained.record("tiny", {"strength": {}}, root=copy)
+
+
 def test_pretrained_names_resolve_where_run_directories_do(exported, monkeypatch):
     _, root = exported
     monkeypatch.setattr(team_files, "ROOT", root)
@@ -126,6 +143,30 @@ def test_the_shipped_teams_load_and_play():
         team = pretrained.load(name, num_simulations=4)
         assert team.name == f"pretrained:{name}@{manifest['iteration']}" and team.step == manifest["iteration"]
         assert team.num_players == manifest["players"]
+
+
+@pytest.mark.slow  # every player of every shipped connect-four team on the 600 solved positions
+def test_the_recorded_strength_of_a_shipped_team_is_what_it_plays():
+    import jax  # pylint: disable=g-import-not-at-top
+    from azdb_jax import data  # pylint: disable=g-import-not-at-top
+    from azdb_jax.evaluation import solved_positions  # pylint: disable=g-import-not-at-top
+
+    measured = [name for name in pretrained.names() if "strength" in pretrained.info(name)]
+    if not measured:
+        pytest.skip("no shipped team records its strength")
+    positions = data.load_connect_four_positions()
+    for name in measured:
+        recorded = pretrained.info(name)["strength"]
+        team = pretrained.load(name)
+        assert team.search_config.num_simulations == recorded["simulations"]
+        report = solved_positions.evaluate(team, positions, jax.random.PRNGKey(0))
+        assert report["not_lost"] == recorded["positions"]
+        for entry in recorded["players"]:
+            now = report["players"][entry["player"]]["all"]
+            # Another processor's XLA code can break a few visit ties differently: within a
+            # binomial standard error (about 0.02 on 395 positions).
+            for measure in ("search_keeps", "prior_keeps", "value_sign"):
+                assert now[measure]["rate"] == pytest.approx(entry[measure], abs=0.02), (name, entry, measure)
 
 
 def test_a_bad_pretrained_name_ends_a_script_in_one_line(tmp_path):

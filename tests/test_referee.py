@@ -102,13 +102,14 @@ def test_a_host_player_in_the_arena_sees_each_game_on_a_board_with_its_moves():
     # Gardner chess, 3 starts in chunks of 2 pairs (one padding pair): the host player is asked
     # once per move it makes in the real games, in order, on the game's start with the game's
     # moves pushed; its exception stops the match and is raised as itself.
-    from azdb_jax import games, opponents  # pylint: disable=g-import-not-at-top
+    from azdb_jax import games  # pylint: disable=g-import-not-at-top
+    from azdb_jax.policies import uniform_random_policy  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import matches  # pylint: disable=g-import-not-at-top
 
     env = games.make("gardner_chess")
     fens = [None, "4k/5/5/1p3/R3K b - - 0 1", "k1K2/5/5/5/1R3 w - - 0 1"]
     watched = _Watched()
-    match = matches.play_engine_match(opponents.uniform_random_policy(), None, watched, fens, env=env, seeds=(2,),
+    match = matches.play_engine_match(uniform_random_policy(), None, watched, fens, env=env, seeds=(2,),
                                       max_plies=16, batch_pairs=2, agent_name="random")
     assert match.names == ("random", "watched") and match.finished.any()
     expected = []
@@ -127,7 +128,7 @@ def test_a_host_player_in_the_arena_sees_each_game_on_a_board_with_its_moves():
 
     failing = _Watched(fail_at=3)
     with pytest.raises(RuntimeError, match="engine went away"):
-        matches.play_engine_match(opponents.uniform_random_policy(), None, failing, fens[:1], env=env, seeds=(2,),
+        matches.play_engine_match(uniform_random_policy(), None, failing, fens[:1], env=env, seeds=(2,),
                                   max_plies=16, batch_pairs=2)
     assert len(failing.calls) == 3
 

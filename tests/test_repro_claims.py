@@ -7,6 +7,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -60,13 +61,18 @@ def _reports():
                          "rates": {"az": rate([0.25, 0.20]), "azdb_player_0": rate([0.24, 0.22]),
                                    "azdb_player_1": rate([0.20, 0.18]), "azdb_max": rate([0.30, 0.28]),
                                    "azdb_homogeneous_max": rate([0.29, 0.29]), "azdb_gap": rate([0.25, 0.22])},
-                         "across_seeds": {"az_player_0": {"all": {"rate": 0.35, "stderr": 0.02}}}}}
+                         "across_seeds": {"az_player_0": {"all": {"rate": 0.35, "stderr": 0.02}},
+                                          "azdb_max": {"all": {"rate": 0.45, "stderr": 0.02}},
+                                          "azdb_gap": {"all": {"rate": 0.30, "stderr": 0.01}},
+                                          "az_gap": {"all": {"rate": 0.30, "stderr": 0.02}}}}}
     matches = {"summary": {"pairings": [
         {"seed": 2, "agents": {"player_0": {"elo_clipped": 40.0, "finished": 48},
-                               "team_gap": {"elo_clipped": 100.0, "finished": 48}}},
+                               "team_gap": {"elo_clipped": 100.0, "finished": 48},
+                               "lookup": {"elo_clipped": 30.0, "finished": 48}}},
         {"seed": 3, "agents": {"player_0": {"elo_clipped": -20.0, "finished": 48},
-                               "team_gap": {"elo_clipped": 60.0, "finished": 48}}}],
-        "agents": {"player_0": {}, "team_gap": {}}}}
+                               "team_gap": {"elo_clipped": 60.0, "finished": 48},
+                               "lookup": {"elo_clipped": 10.0, "finished": 48}}}],
+        "agents": {"player_0": {}, "team_gap": {}, "lookup": {}}}}
     return {"occupancy": occupancy, "solve_rates": solve, "matches": matches}
 
 
@@ -84,15 +90,64 @@ def test_claims_of_hand_built_reports():
     strength = rows["solve rate: AZdb player 1 − AZ (same seed)"]
     assert strength["per_seed"] == pytest.approx([-0.05, -0.02]) and strength["kind"] == "no_loss"
     seeds = rows["solve rate: max over one AZdb network's 2 latents (mean over seeds) − max over the 2 AZ seeds' players"]
-    assert seeds["mean"] == pytest.approx(0.29 - 0.35)
+    assert seeds["mean"] == pytest.approx(0.29 - 0.35) and seeds["claim"].startswith("(our question, not the paper's)")
     assert seeds["hi"] == pytest.approx(-0.06 + 1.96 * math.hypot(0.01, 0.02)) and seeds["verdict"] == "disagrees"
-    team = rows["Elo of the AZdb team (GAP rule) against AZ (same seed)"]
+    # Fig. 5 (right) as the paper draws it: AZdb's latents over its seeds against AZ's seeds.
+    over = rows["solve rate: max over the 2 AZdb seeds' 4 latents − max over the 2 AZ seeds' players"]
+    assert over["mean"] == pytest.approx(0.10) and over["lo"] == pytest.approx(0.10 - 1.96 * math.hypot(0.02, 0.02))
+    assert over["verdict"] == "agrees" and over["paper"] == "Fig. 5 (right)"
+    gap = rows["solve rate: GAP over the 2 AZdb seeds' latents − GAP over the 2 AZ seeds"]
+    assert gap["mean"] == pytest.approx(0.0) and gap["verdict"] == "not settled"
+    team = rows["Elo of the AZdb team (GAP rule over every latent's search at each move) against AZ (same seed)"]
     assert team["per_seed"] == [100.0, 60.0] and team["games_per_seed"] == [48, 48]
     assert team["lo"] == pytest.approx(80 - 12.706 * 20)
+    lookup = rows["Elo of AZdb's per-opening lookup team (each opening's best player on the other match seeds, "
+                  "App. C.5) against AZ (same seed)"]
+    assert lookup["per_seed"] == [30.0, 10.0] and lookup["claim"] == "AZdb's sub-additive team as the paper builds it beats AZ"
     assert {r["paper"] for r in rows.values()} >= {"Fig. 2", "Fig. 5", "Table 2"}
-    assert "| Table 2 | AZdb's team beats AZ at equal compute |" in claims.markdown(list(rows.values()))
+    assert "| Table 2 | AZdb's sub-additive team as the paper builds it beats AZ |" in claims.markdown(
+        list(rows.values()))
     # Only the groups present: no openings, selection or scaling claim here.
     assert not any(r["paper"] in ("Fig. 3", "Fig. 8") for r in rows.values())
+
+
+def test_crossed_mean_stderr_by_hand_and_unbiased():
+    from azdb_jax.reproduction.results import crossed_mean_stderr
+    # 2 x 2 by hand: y = [[1, 3], [2, 6]]; mean 3; rows 2, 4; cols 1.5, 4.5.
+    # MS_A = 2 * ((2-3)² + (4-3)²) / 1 = 4; MS_B = 2 * (1.5² + 1.5²) = 9;
+    # residuals: 1-2-1.5+3 = 0.5, then ±0.5: MS_E = 4 * 0.25 = 1; var = (4 + 9 - 1) / 4 = 3.
+    out = crossed_mean_stderr([[1, 3], [2, 6]])
+    assert out["mean"] == pytest.approx(3.0) and out["stderr"] == pytest.approx(math.sqrt(3.0))
+    # Satterthwaite: (12)² / (4²/1 + 9²/1 + 1²/1) = 144 / 98
+    assert out["dof"] == pytest.approx(144 / 98)
+    # With no row or column effect the floor (the residual's share) holds.
+    floor = crossed_mean_stderr([[1, -1], [-1, 1]])
+    assert floor["stderr"] == pytest.approx(math.sqrt(4.0 / 4)) and floor["dof"] == 1
+    # Unbiased for the mean's variance under the model (Monte Carlo, 3 x 3 seeds).
+    rng = np.random.default_rng(0)
+    sa, sb, se = 1.0, 2.0, 0.5
+    true = sa ** 2 / 3 + sb ** 2 / 3 + se ** 2 / 9
+    draws = [crossed_mean_stderr(rng.normal(0, sa, (3, 1)) + rng.normal(0, sb, (1, 3)) + rng.normal(0, se, (3, 3)))
+             for _ in range(4000)]
+    assert np.mean([d["stderr"] ** 2 for d in draws]) == pytest.approx(true, rel=0.08)
+    with pytest.raises(ValueError, match="a, b >= 2"):
+        crossed_mean_stderr([[1.0, 2.0]])
+
+
+def test_table2_over_every_pairing_uses_the_crossed_interval():
+    cells = {(2, 2): 40.0, (2, 3): 0.0, (3, 2): 20.0, (3, 3): -10.0}
+    pairings = [{"seed": a, "az_seed": b, "agents": {"player_0": {"elo_clipped": v, "finished": 48}}}
+                for (a, b), v in cells.items()]
+    from azdb_jax.reproduction import matches as matches_group
+    table = matches_group.crossed(pairings, "player_0")
+    assert table["table"] == [[40.0, 0.0], [20.0, -10.0]] and table["side_seeds"] == [2, 3]
+    report = {"summary": {"pairings": pairings, "agents": {"player_0": {"crossed": table}}}}
+    (row,) = claims.decide({"matches": report})
+    expected = claims.crossed_interval([[40.0, 0.0], [20.0, -10.0]])
+    assert row["mean"] == pytest.approx(12.5) and row["lo"] == pytest.approx(expected["lo"])
+    assert row["measure"].endswith("(every seed against every AZ seed)") and "crossed" in row["interval_over"]
+    # A grid with a hole is not crossed.
+    assert matches_group.crossed(pairings[:3], "player_0") is None
 
 
 @pytest.mark.slow
@@ -111,3 +166,27 @@ def test_command_prints_the_table_and_names_a_folder_without_reports(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "| Fig. 5 | max over latents solves more puzzles than player 0 |" in done.stdout
     assert len(json.loads(out.read_text())) == len(claims.decide(_reports()))
+
+
+def test_pairs_of_meets_seeds_by_number_or_every_seed():
+    from types import SimpleNamespace  # pylint: disable=g-import-not-at-top
+    from azdb_jax.reproduction import matches as matches_group  # pylint: disable=g-import-not-at-top
+
+    sides = [SimpleNamespace(seed=s, name=f"azdb_s{s}") for s in (2, 3, 5)]
+    azs = [SimpleNamespace(seed=s, name=f"az_s{s}") for s in (2, 3, 4)]
+    same = matches_group.pairs_of(sides, azs, "same_seed")
+    assert [(a.seed, b.seed) for a, b in same] == [(2, 2), (3, 3)]  # seed 5 has no az run
+    every = matches_group.pairs_of(sides, azs, "all")
+    assert [(a.seed, b.seed) for a, b in every] == [(a, b) for a in (2, 3, 5) for b in (2, 3, 4)]
+    with pytest.raises(ValueError, match="unknown pairing mode"):
+        matches_group.pairs_of(sides, azs, "random")
+
+
+def test_match_pairing_settings_are_checked():
+    from azdb_jax.reproduction import scales  # pylint: disable=g-import-not-at-top
+
+    assert scales.SCALES["cpu"].eval.match_pairings == "all" and scales.SCALES["cpu16"].eval.match_pairings == "same_seed"
+    with pytest.raises(ValueError, match="match_pairings"):
+        scales.EvalSizes(match_pairings="random")
+    with pytest.raises(ValueError, match="match_sides"):
+        scales.EvalSizes(match_sides=("control",))

@@ -15,7 +15,8 @@ import jax
 import numpy as np
 import pytest
 
-from azdb_jax import adjudication, games, opponents, reproduction
+from azdb_jax import adjudication, games, reproduction
+from azdb_jax.policies import uniform_random_policy
 from azdb_jax.envs.gardner_board import GardnerBoard
 from azdb_jax.evaluation import matches as matches_lib
 from azdb_jax.figures import matches as figures_matches
@@ -126,6 +127,15 @@ def test_matches_notebook_games_replay_and_numbers_recompute(ci_results):
         means = [np.mean([(grid[(p, opening, colour, s)] + 1) / 2 for s in others]) for p in players]
         lookup.append(grid[(players[int(np.argmax(means))], opening, colour, seed)])
     _check_record(pairing["agents"]["lookup"], lookup)
+    lookup_gap = []  # the GAP rule over the other seeds' scores: within one SE of the best, the lowest
+    for opening, colour, seed in cells:
+        others = [s for s in summary["seeds"] if s != seed]
+        per = [[(grid[(p, opening, colour, s)] + 1) / 2 for s in others] for p in players]
+        means = [np.mean(x) for x in per]
+        gap = max(np.std(x, ddof=1) / np.sqrt(len(x)) if len(x) > 1 else 0.0 for x in per)
+        chosen = min((m, j) for j, m in enumerate(means) if m >= max(means) - gap - 1e-12)[1]
+        lookup_gap.append(grid[(players[chosen], opening, colour, seed)])
+    _check_record(pairing["agents"]["lookup_gap"], lookup_gap)
 
     # Per-opening scores (win 1, draw 0, loss -1) by colour, over seeds.
     for agent in agents:
@@ -156,7 +166,7 @@ def test_matches_notebook_games_replay_and_numbers_recompute(ci_results):
 
 def test_match_adjudication_and_records_by_hand():
     env = games.make("gardner_chess")
-    random = opponents.uniform_random_policy()
+    random = uniform_random_policy()
     kwargs = dict(seeds=(0, 1), max_plies=6, rng_key=jax.random.PRNGKey(3))
     plain = matches_lib.play_match(env, random, None, random, None, **kwargs)
     assert plain.adjudicated is None and (plain.decided == plain.finished).all()

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import reproduction, runner
+from azdb_jax import reproduction, runs
 from azdb_jax import games
 from azdb_jax import start_positions as start_positions_lib
 from azdb_jax.envs.gardner_board import GardnerBoard
@@ -84,7 +84,7 @@ def test_puzzle_starts_notebook_heldout_sets_and_solve_rates(ci_results):
         assert not test_ids & train_ids
         config = reproduction.Results(ci_results).run(f"{arm}_s0")
         split_set = start_positions_lib.load_start_positions(
-            "gardner_chess", runner.load_run_config(config.workdir).start_positions)
+            "gardner_chess", runs.load_run_config(config.workdir).start_positions)
         assert {r.puzzle_id for r in split_set.heldout_records} == test_ids
         held, train = summary["sets"][f"{split}_heldout"], summary["sets"][f"{split}_train"]
         assert held["total"] == len(test_ids) and train["total"] == len(train_ids)
@@ -137,7 +137,7 @@ def test_puzzle_starts_notebook_heldout_sets_and_solve_rates(ci_results):
             for move in moves[:1 + 2 * position["step"]]:
                 board.push_uci(move)
             assert board.fen() == position["fen"], position
-        config = runner.load_run_config(workdir)
+        config = runs.load_run_config(workdir)
         assert config.start_positions.halfmove_clocks == ((0, 20, 40, 60, 80) if arm == "az_starts_halfmove" else (0,))
     assert [r["arm"] for r in summary["table1"]] == [arm for _, arm, _ in puzzle_group.TABLE1]
     table1 = {(r["arm"], r["set"]): r for r in summary["table1"]}

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from azdb_jax import games
-from azdb_jax import presets, reproduction, runner
+from azdb_jax import presets, reproduction, runs
 from azdb_jax.config import StartPositionsConfig
 from azdb_jax.data import gardner as gardner_data
 from azdb_jax.envs import gardner_interop
@@ -185,7 +185,7 @@ def test_runs_trained_in_worker_processes_equal_runs_trained_in_process(tmp_path
         assert info.done and manifest["runs"][name]["done"] and manifest["runs"][name]["train_seconds"] > 0
         assert "azdb_jax.reproduction train" in (info.workdir / "train.log").read_text()
     # The same run, in a worker or in this process: the same records, iteration by iteration.
-    records = [runner.read_metrics(r.run("az_s0").workdir, wall_clock=False) for r in (alone, both)]
+    records = [runs.read_metrics(r.run("az_s0").workdir, wall_clock=False) for r in (alone, both)]
     assert [r["iteration"] for r in records[1] if r["kind"] == "train"] == [1, 2]
     assert records[0] == records[1]
 
@@ -201,7 +201,7 @@ def test_runs_trained_in_worker_processes_equal_runs_trained_in_process(tmp_path
     bar = capsys.readouterr().err
     assert " 1/2 [" in bar and " 2/2 [" in bar, bar
     assert re.search(r"(?<!\w)-\d", bar) is None, bar  # no negative rate or time left
-    resumed = runner.read_metrics(info.workdir, wall_clock=False)
+    resumed = runs.read_metrics(info.workdir, wall_clock=False)
     assert [r["iteration"] for r in resumed if r["kind"] == "train"] == [1, 2] and resumed[0] == records[0][0]
 
     # A run that cannot resume (its checkpoint damaged): the error names the run and its

@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import checkpoint, diversity, runner  # noqa: E402
+from azdb_jax import checkpoint, diversity, runs  # noqa: E402
 
 
 def _state(extra):
@@ -40,10 +40,10 @@ def test_checkpoint_without_the_previous_psi_restores_with_the_current_psi(tmp_p
     with checkpoint.RunCheckpointer(str(tmp_path / "ckpt")) as manager:
         manager.save(1, _state({"expected_features": features}), config={"a": 1})
         target = _state({"expected_features": features, "previous_psi": jnp.zeros((2, 3))})
-        restored = runner._restore(manager, 1, target, {"a": 1})  # pylint: disable=protected-access
+        restored = runs.restore_run_state(manager, 1, target, {"a": 1})
         np.testing.assert_array_equal(restored.extra["previous_psi"], features.psi)
         manager.save(2, _state({"expected_features": features, "previous_psi": features.psi * 2}), config={"a": 1})
-        restored = runner._restore(manager, 2, target, {"a": 1})  # pylint: disable=protected-access
+        restored = runs.restore_run_state(manager, 2, target, {"a": 1})
         np.testing.assert_array_equal(restored.extra["previous_psi"], features.psi * 2)
 
 
@@ -51,19 +51,19 @@ def test_runs_saved_before_opponent_leaves_load_with_the_drop_rule(tmp_path):
     from azdb_jax import config as config_lib, presets  # pylint: disable=g-import-not-at-top
 
     config = config_lib.apply_overrides(presets.get_preset("gardner_cpu"), ["diversity.opponent_leaves=predict"])
-    assert config.team.lam < 1 and runner.predicts_opponent_leaves(config)
-    assert not runner.predicts_opponent_leaves(presets.get_preset("gardner_cpu"))  # the default reading: drop
+    assert config.team.lam < 1 and runs.predicts_opponent_leaves(config)
+    assert not runs.predicts_opponent_leaves(presets.get_preset("gardner_cpu"))  # the default reading: drop
     # A plain-AlphaZero team has no intrinsic terms: no second head, whatever the reading.
-    assert not runner.predicts_opponent_leaves(config_lib.apply_overrides(config, ["team.lam=1.0"]))
+    assert not runs.predicts_opponent_leaves(config_lib.apply_overrides(config, ["team.lam=1.0"]))
     data = config_lib.to_dict(config)
     del data["diversity"]["opponent_leaves"]  # as written before the option existed
     (tmp_path / "config.json").write_text(json.dumps(data))
-    old = runner.load_run_config(tmp_path)
-    assert old.diversity.opponent_leaves == "drop" and not runner.predicts_opponent_leaves(old)
+    old = runs.load_run_config(tmp_path)
+    assert old.diversity.opponent_leaves == "drop" and not runs.predicts_opponent_leaves(old)
     assert old.team == config.team
     data["diversity"]["opponent_leaves"] = "predict"
     (tmp_path / "config.json").write_text(json.dumps(data))
-    assert runner.load_run_config(tmp_path).diversity.opponent_leaves == "predict"
+    assert runs.load_run_config(tmp_path).diversity.opponent_leaves == "predict"
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(ValueError, match="config.json: not valid JSON"):
-        runner.load_run_config(tmp_path)
+        runs.load_run_config(tmp_path)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azdb_jax import diversity, features, games, matchmaking, networks, search, selfplay
+from azdb_jax import features, games, matchmaking, networks, search, selfplay
 from azdb_jax.start_positions import make_start_sampler
 
 NUM_PLAYERS = 3
@@ -29,7 +29,7 @@ def _play(graph, *, sample_plies=2, num_plies=14, algorithm="puct", init_fn=None
     search_config = search.SearchConfig(num_simulations=8, algorithm=algorithm)
     games = selfplay.init_selfplay(env, jax.random.PRNGKey(seed), num_games=BATCH, graph=graph, init_fn=init_fn)
     play = jax.jit(lambda p, k, g: selfplay.selfplay_iteration(
-        env, net.apply, p, k, g, lambdas=diversity.lambdas(NUM_PLAYERS, 1.0), config=config,
+        env, net.apply, p, k, g, lambdas=jnp.ones((NUM_PLAYERS,)), config=config,
         search_config=search_config, graph=graph, feature_fn=features.feature_fn(env), init_fn=init_fn))
     final, records = play(params, jax.random.PRNGKey(seed + 1), games)
     return games, final, jax.device_get(records)

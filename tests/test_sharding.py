@@ -24,7 +24,7 @@ SCRIPT = textwrap.dedent("""
     import jax
     assert jax.device_count() == 4, jax.devices()
     from azdb_jax import config as config_lib
-    from azdb_jax import runner
+    from azdb_jax import runner, runs
     from azdb_jax.presets import get_preset
     sys.path.insert(0, {tests!r})
     from test_trainer import TINY
@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent("""
             "run.num_devices=%d" % devices, "run.eval_every=0", "run.num_iterations=3"])
         workdir = {tmp!r} + "/run%d" % devices
         runner.train(config, workdir, progress=False)
-        out[devices] = runner.read_metrics(workdir, wall_clock=False)
+        out[devices] = runs.read_metrics(workdir, wall_clock=False)
     print(json.dumps(out))
 """)
 

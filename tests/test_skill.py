@@ -19,6 +19,7 @@ import skill_stub  # noqa: E402  pylint: disable=g-import-not-at-top
 from azdb_jax import arena  # noqa: E402
 from azdb_jax import games as games_lib  # noqa: E402
 from azdb_jax.envs import chess_interop, gardner_interop  # noqa: E402
+from azdb_jax.policies import sample_uniform  # noqa: E402
 from azdb_jax.skill import agents, frameworks, measures  # noqa: E402
 
 PIECE_LETTERS = {"p": 1, "n": 2, "b": 3, "r": 4, "q": 5, "k": 6}
@@ -111,7 +112,7 @@ def _uniform_model(params, state):
 def _random_brain(env):
     def brain(params, key, state):
         del params
-        return agents.opponents.sample_uniform(key, frameworks.brain_options(env, state))
+        return sample_uniform(key, frameworks.brain_options(env, state))
 
     return brain
 

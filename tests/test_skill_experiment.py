@@ -114,7 +114,7 @@ def test_stt_framework_selfplay_follows_the_coins_and_replays():
 
 @pytest.mark.slow
 def test_hb_framework_selfplay_keeps_the_named_piece_and_scores_capped_games_by_material():
-    from azdb_jax import adjudication, presets, runner, trainer  # pylint: disable=g-import-not-at-top
+    from azdb_jax import adjudication, presets, runs, trainer  # pylint: disable=g-import-not-at-top
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import matches  # pylint: disable=g-import-not-at-top
     from azdb_jax.skill import attuned  # pylint: disable=g-import-not-at-top
@@ -123,7 +123,7 @@ def test_hb_framework_selfplay_keeps_the_named_piece_and_scores_capped_games_by_
         "team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay", "network.channels=8",
         "network.num_blocks=1", "network.value_hidden=8", "search.num_simulations=4",
         "search.max_num_considered_actions=4"])
-    components = runner.build_components(config)
+    components = runs.build_components(config)
     state = trainer.init_trainer(components, jax.random.PRNGKey(0))
     env = components.env
     adjudicate = adjudication.adjudicator(env, "material")
@@ -153,7 +153,7 @@ def test_hb_framework_selfplay_keeps_the_named_piece_and_scores_capped_games_by_
 @pytest.mark.slow
 def test_attuned_fine_tuning_moves_the_network_and_saves_a_loadable_run(tmp_path):
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
-    from azdb_jax import presets, runner, trainer  # pylint: disable=g-import-not-at-top
+    from azdb_jax import presets, runs, trainer  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
     from azdb_jax.skill import attuned  # pylint: disable=g-import-not-at-top
 
@@ -161,7 +161,7 @@ def test_attuned_fine_tuning_moves_the_network_and_saves_a_loadable_run(tmp_path
         "env.name=tic_tac_toe", "team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay",
         "network.channels=8", "network.num_blocks=1", "network.value_hidden=8", "search.num_simulations=4",
         "search.max_num_considered_actions=4"])
-    components = runner.build_components(config)
+    components = runs.build_components(config)
     state = trainer.init_trainer(components, jax.random.PRNGKey(0))
     tune = attuned.AttunedConfig(framework="stt", iterations=2, num_games=2, max_plies=9, opening_plies=0,
                                  learner_steps=2, batch_size=8, window=1)
@@ -173,12 +173,12 @@ def test_attuned_fine_tuning_moves_the_network_and_saves_a_loadable_run(tmp_path
     moved = jax.tree_util.tree_leaves(jax.tree.map(lambda a, b: float(jnp.abs(a - b).max()), params,
                                                    state.train_state.params))
     assert max(moved) > 0
-    runner.write_run(tmp_path / "attuned", config, state, params=params)
+    runs.write_run(tmp_path / "attuned", config, state, params=params)
     team = loading.load_team(tmp_path / "attuned")
     assert team.step == int(state.iteration)
     jax.tree.map(np.testing.assert_array_equal, jax.device_get(team.params), jax.device_get(params))
     with pytest.raises(ValueError, match="already holds a run"):
-        runner.write_run(tmp_path / "attuned", config, state, params=params)
+        runs.write_run(tmp_path / "attuned", config, state, params=params)
     with pytest.raises(ValueError, match="framework"):
         attuned.AttunedConfig(framework="chess960")
 
@@ -202,7 +202,7 @@ def test_engine_levels_give_the_junior_and_the_strong_player_an_elo(tmp_path, re
     import math  # pylint: disable=g-import-not-at-top
 
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
-    from azdb_jax import presets, runner, trainer  # pylint: disable=g-import-not-at-top
+    from azdb_jax import presets, runs, trainer  # pylint: disable=g-import-not-at-top
     from azdb_jax.skill import experiment  # pylint: disable=g-import-not-at-top
 
     # The engine is found on the PATH by the player; the fixture skips (or fails in CI) without it.
@@ -211,8 +211,8 @@ def test_engine_levels_give_the_junior_and_the_strong_player_an_elo(tmp_path, re
         "team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay", "network.channels=8",
         "network.num_blocks=1", "network.value_hidden=8", "search.num_simulations=4",
         "search.max_num_considered_actions=4", "run.eval_simulations=4"])
-    components = runner.build_components(config)
-    runner.write_run(tmp_path / "run", config, trainer.init_trainer(components, jax.random.PRNGKey(0)))
+    components = runs.build_components(config)
+    runs.write_run(tmp_path / "run", config, trainer.init_trainer(components, jax.random.PRNGKey(0)))
     games = 4 if engine == "Fairy-Stockfish" else 2
     settings = experiment.TableSettings(strong=str(tmp_path / "run"), junior=experiment.Junior(str(tmp_path / "run")),
                                         frameworks=(), references=(), engine_limits=(limit,), games=games,

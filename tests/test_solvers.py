@@ -17,19 +17,19 @@ import pytest
 from azdb_jax import features, games, networks, search
 from azdb_jax.envs import gardner_board
 from azdb_jax.evaluation import members_solver, move_choices, solvers
-from azdb_jax.evaluation.team import Team
+from azdb_jax.agent import Agent
 
 TINY = networks.NetworkConfig(channels=4, num_blocks=1, value_hidden=4)
 
 
-def _team(seed: int, psi_seed: int) -> Team:
+def _team(seed: int, psi_seed: int) -> Agent:
     env = games.make("gardner_chess")
     state = env.init(jax.random.PRNGKey(0))
     net = networks.make_network(TINY, num_actions=env.num_actions, num_players=2)
     params = net.init(jax.random.PRNGKey(seed), state.observation)
     num_features = jax.eval_shape(features.feature_fn(env), state).shape[-1]
     psi = jax.random.uniform(jax.random.PRNGKey(psi_seed), (2, num_features))
-    return Team(env=env, apply_fn=net.apply, params=params, num_players=2, lambdas=(1.0, 0.5), psi=psi, l0=0.5,
+    return Agent(env=env, apply_fn=net.apply, params=params, num_players=2, lambdas=(1.0, 0.5), psi=psi, l0=0.5,
                 search_config=search.SearchConfig(num_simulations=8), name=f"seed{seed}")
 
 
@@ -74,7 +74,7 @@ def test_several_teams_search_as_members_of_one_program():
     assert [key[0] for key in programs] == ["members"]
     # teams that search differently cannot be members of one program
     other = teams[2].with_arrays(teams[2].params, teams[2].psi)
-    other = Team(env=other.env, apply_fn=other.apply_fn, params=other.params, num_players=2, lambdas=(1.0, 0.7),
+    other = Agent(env=other.env, apply_fn=other.apply_fn, params=other.params, num_players=2, lambdas=(1.0, 0.7),
                  psi=other.psi, l0=0.5, search_config=other.search_config)
     with pytest.raises(ValueError, match="search alike"):
         solvers.TeamSolver(teams[:2] + [other], batch_members=True)
@@ -113,7 +113,7 @@ def test_teams_answer_apart_as_members_of_one_program():
                                                     for c in members.solvers[1].columns}}
     apart = members_solver.MembersSolver(teams, batch_members=False, **options)
     assert not apart.batch_members and apart(boards).moves == together.moves
-    other = Team(env=teams[2].env, apply_fn=teams[2].apply_fn, params=teams[2].params, num_players=2,
+    other = Agent(env=teams[2].env, apply_fn=teams[2].apply_fn, params=teams[2].params, num_players=2,
                  lambdas=(1.0, 0.7), psi=teams[2].psi, l0=0.5, search_config=teams[2].search_config)
     with pytest.raises(ValueError, match="search alike"):
         members_solver.MembersSolver(teams[:2] + [other], batch_members=True)

@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import config as config_lib, data, runner  # noqa: E402
+from azdb_jax import config as config_lib, data, runner, runs  # noqa: E402
 from azdb_jax.envs import chess_interop  # noqa: E402
 from azdb_jax import start_positions as sp  # noqa: E402
 from azdb_jax.presets import get_preset  # noqa: E402
@@ -129,7 +129,7 @@ def test_bad_sources_and_configs_fail_clearly(tmp_path):
     with pytest.raises(ValueError, match="FEN-like start positions"):
         config_lib.apply_overrides(get_preset("demo"), ['start_positions.sources=["paper"]'])
     with pytest.raises(ValueError, match="env.max_pieces=32"):
-        runner.build_components(config_lib.apply_overrides(get_preset("demo_chess"),
+        runs.build_components(config_lib.apply_overrides(get_preset("demo_chess"),
                                                            ['start_positions.sources=["paper:penrose"]']))
 
 
@@ -182,7 +182,7 @@ def test_recorded_games_start_from_the_file_positions_with_the_configured_clocks
             fields[4] = str(clock)
             state = chess_interop.state_from_fen(" ".join(fields))
             allowed[np.asarray(state.observation).tobytes()] = (fen, clock)
-    windows = [jax.device_get(runner.load_run(chess_runs / "straight", step)[2].pending) for step in (1, 2)]
+    windows = [jax.device_get(runs.load_run(chess_runs / "straight", step)[2].pending) for step in (1, 2)]
     stream = jax.tree.map(lambda *w: np.concatenate(w), *windows)  # [2T, B]
     starts = [stream.observation[0, b] for b in range(stream.observation.shape[1])]
     t, b = np.nonzero(stream.terminated[:-1])
@@ -196,10 +196,10 @@ def test_recorded_games_start_from_the_file_positions_with_the_configured_clocks
 @pytest.mark.slow
 def test_run_with_start_positions_resumes_exactly(chess_runs):
     def records(name):
-        return runner.read_metrics(chess_runs / name, wall_clock=False)
+        return runs.read_metrics(chess_runs / name, wall_clock=False)
 
     assert records("straight") == records("resumed") and len(records("straight")) == 2
-    straight, resumed = (runner.load_run(chess_runs / name)[2] for name in ("straight", "resumed"))
+    straight, resumed = (runs.load_run(chess_runs / name)[2] for name in ("straight", "resumed"))
     for a, b in zip(jax.tree.leaves(straight.train_state.params), jax.tree.leaves(resumed.train_state.params)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     manifest = json.loads((chess_runs / "straight" / sp.FOLDER / sp.MANIFEST).read_text())

@@ -19,9 +19,10 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from azdb_jax import diversity, features, games, networks, planning, runner, search  # noqa: E402
+from azdb_jax import diversity, features, games, networks, planning, runner, runs, search  # noqa: E402
+from azdb_jax import agent as agent_lib  # noqa: E402
 from azdb_jax.evaluation import loading, puzzle_eval, team as team_lib  # noqa: E402
-from azdb_jax.evaluation.team import Team  # noqa: E402
+from azdb_jax.agent import Agent  # noqa: E402
 from azdb_jax.networks import NetOutput  # noqa: E402
 from test_planning import _ttt_setup  # noqa: E402
 
@@ -65,15 +66,15 @@ def _nim_stub(obs_counters_at_root: int = 3):
     return apply
 
 
-def _nim_team(**kwargs) -> Team:
+def _nim_team(**kwargs) -> Agent:
     env = games.make("nim", heaps=NIM_HEAPS)
     # unvisited Q at the top of the range: 3 simulations visit each of the 3 root moves once.
     config = search.SearchConfig(num_simulations=3, unvisited_q=1.0)
-    return Team(env=env, apply_fn=_nim_stub(), params=None, num_players=2, search_config=config,
+    return Agent(env=env, apply_fn=_nim_stub(), params=None, num_players=2, search_config=config,
                 lambdas=(1.0, LAM), psi=PSI, l0=L0, **kwargs)
 
 
-def _team_search(team: Team):
+def _team_search(team: Agent):
     root = jax.vmap(lambda _: team.env.state_from_heaps(jnp.int32(NIM_HEAPS), 0))(jnp.arange(1))
     return team.search(team.params, jax.random.PRNGKey(0), root)
 
@@ -102,7 +103,7 @@ def test_root_value_adds_v_d_at_the_root_players_leaf():
     team = _nim_team()
     root = jax.vmap(lambda _: team.env.state_from_heaps(jnp.int32(NIM_HEAPS), 0))(jnp.arange(1))
 
-    def value(t: Team) -> float:
+    def value(t: Agent) -> float:
         out = search.run_search(t.env, t.apply_fn, None, jax.random.PRNGKey(0), root, jnp.int32([1]),
                                 jnp.float32([t.search_lambdas[1]]), config=t.search_config, add_noise=False,
                                 **t.search_hook()._asdict())
@@ -122,9 +123,9 @@ def test_team_intrinsic_hook_is_the_papers_reward():
     assert float(reward) == pytest.approx(float(diversity.team_intrinsic_reward(jnp.asarray(PSI), hook.feature_fn(
         state), jnp.int32(1), l0=L0)), rel=1e-6)
     # No hook in the ablation, for a team without λ < 1, or when self-play kept r_d out of its search.
-    assert team.as_extrinsic_only().search_hook() == team_lib.SearchHook(None, None, None)
+    assert team.as_extrinsic_only().search_hook() == agent_lib.SearchHook(None, None, None)
     assert _nim_team(intrinsic_in_search=False).search_hook().intrinsic_reward_fn is None
-    no_diversity = Team(env=team.env, apply_fn=team.apply_fn, params=None, num_players=2,
+    no_diversity = Agent(env=team.env, apply_fn=team.apply_fn, params=None, num_players=2,
                         search_config=team.search_config, lambdas=(1.0, 1.0), psi=PSI)
     assert no_diversity.search_hook().intrinsic_reward_fn is None
     # A single player's hook: none at λ_0 = 1 (its reward is dropped exactly), the team's below.
@@ -136,7 +137,7 @@ def test_team_intrinsic_hook_is_the_papers_reward():
 
 def test_the_intrinsic_reward_hook_is_built_in_one_place():
     # Self-play, the training loop's evaluation and every evaluation of a trained team take
-    # the reward their searches add from search.intrinsic_hook (the Team through search_hook).
+    # the reward their searches add from search.intrinsic_hook (the Agent through search_hook).
     package = pathlib.Path(search.__file__).parent
     builders = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
                       if "team_intrinsic_reward" in p.read_text() and p.name != "diversity.py")
@@ -187,7 +188,7 @@ def test_lambda_one_with_the_hook_is_plain_alphazero_bit_for_bit():
 @pytest.mark.slow
 def test_match_agents_search_like_the_team():
     env, net, params, states, psi = _ttt()
-    team = Team(env=env, apply_fn=net.apply, params=params, num_players=3,
+    team = Agent(env=env, apply_fn=net.apply, params=params, num_players=3,
                 search_config=search.SearchConfig(num_simulations=12), lambdas=(1.0, 0.0, 0.0), psi=psi, l0=0.05)
     ablation = team.as_extrinsic_only()
     key = jax.random.PRNGKey(2)
@@ -204,7 +205,7 @@ def test_match_agents_search_like_the_team():
     assert any((a != b).any() for a, b in zip(own, ext))
 
 
-# ------------------------------------------------------------------ Team, labels, loading from a run
+# ------------------------------------------------------------------ Agent, labels, loading from a run
 
 
 def test_team_describes_its_search():
@@ -219,7 +220,7 @@ def test_team_describes_its_search():
     assert team.search_description()["intrinsic_reward"] and team.search_description()["l0"] == L0
     assert team_lib.label_rows([{"a": 1}], ablation) == [{"a": 1, "search": "extrinsic_only"}]
     with pytest.raises(ValueError, match="player 0 is plain AlphaZero"):
-        Team(env=team.env, apply_fn=None, params=None, num_players=2, search_config=team.search_config,
+        Agent(env=team.env, apply_fn=None, params=None, num_players=2, search_config=team.search_config,
              lambdas=(0.5, 0.5))
 
 
@@ -228,7 +229,7 @@ def diverse_run(trained_run, tmp_path_factory):
     """A tiny AZdb run (λ = 0.5): tic-tac-toe's shared ``trained_run`` (tests/conftest.py) as the
     straight run, and the same configuration resumed after an interruption (trained here)."""
     straight = trained_run("tic_tac_toe")
-    config = runner.load_run_config(straight)
+    config = runs.load_run_config(straight)
     resumed = tmp_path_factory.mktemp("runs") / "resumed"
     runner.train(config, resumed, stop_after=1, progress=False)  # resumes with a previous network
     runner.train(config, resumed, resume=True, progress=False)
@@ -240,7 +241,7 @@ def test_loaded_team_searches_as_in_selfplay(diverse_run):
     config, straight, _ = diverse_run
     assert config.team.lam == 0.5 and config.team.num_players == 3
     team = loading.load_team(straight)
-    _, _, state = runner.load_run(straight)
+    _, _, state = runs.load_run(straight)
     assert team.lambdas == (1.0, 0.5, 0.5) and team.l0 == config.diversity.l0 == 0.8
     assert team.search_mode == "selfplay"
     np.testing.assert_array_equal(team.psi, np.asarray(state.expected_features.psi))
@@ -256,7 +257,7 @@ def test_evaluation_with_the_previous_network_and_its_psi_resumes_exactly(divers
     assert config.run.eval_every == 1 and config.run.num_iterations == 2
 
     def records(workdir):
-        return runner.read_metrics(workdir, wall_clock=False)
+        return runs.read_metrics(workdir, wall_clock=False)
 
     assert records(straight) == records(resumed)
     opponents = {r["opponent"] for r in records(straight) if r["kind"] == "eval" and r["iteration"] == 2}
@@ -279,23 +280,23 @@ def test_puzzle_reports_label_the_ablation_and_player_0_is_unchanged(tmp_path):
                                 num_actions=4672, num_players=2)
     params = net.init(jax.random.PRNGKey(0), np.zeros((8, 8, 119), np.float32))
     psi = np.asarray(jax.random.uniform(jax.random.PRNGKey(1), (2, 772)) * 0.1)
-    team = Team(env=games.make("chess"), apply_fn=net.apply, params=params, num_players=2,
+    team = Agent(env=games.make("chess"), apply_fn=net.apply, params=params, num_players=2,
                 search_config=search.SearchConfig(num_simulations=8), lambdas=(1.0, 0.2), psi=psi, l0=0.5,
                 name="tiny")
     path = tmp_path / "sts.epd"
     path.write_text("\n".join(STS_LINES) + "\n")
-    runs = {}
+    by_mode = {}
     for extrinsic_only in (False, True):
         report, json_path, csv_path = puzzle_eval.evaluate(
             suite="sts", data=str(path), team=team, homogeneous_copies=2, batch_size=2,
             out=str(tmp_path / f"sts_{extrinsic_only}"), extrinsic_only=extrinsic_only, progress=False)
         saved = json.loads(json_path.read_text())
-        runs[extrinsic_only] = saved
+        by_mode[extrinsic_only] = saved
         mode = "extrinsic_only" if extrinsic_only else "selfplay"
         assert saved["summary"]["search"] == mode and saved["summary"]["solver"]["search"] == mode
         header, *lines = csv_path.read_text().splitlines()
         assert "search" in header.split(",") and all(line.endswith(mode) for line in lines)
     for column in ("player_0", "homogeneous_0", "homogeneous_1"):
-        for own, ablation in zip(runs[False]["rows"], runs[True]["rows"]):
+        for own, ablation in zip(by_mode[False]["rows"], by_mode[True]["rows"]):
             assert own[f"{column}_move"] == ablation[f"{column}_move"]
             assert own[f"{column}_value"] == ablation[f"{column}_value"]

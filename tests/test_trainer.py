@@ -15,7 +15,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from azdb_jax import arena, checkpoint, replay, trainer  # noqa: E402
 from azdb_jax import config as config_lib  # noqa: E402
-from azdb_jax import runner  # noqa: E402
+from azdb_jax import runner, runs  # noqa: E402
 from azdb_jax.presets import get_preset  # noqa: E402
 from conftest import trained_run_config  # noqa: E402  pylint: disable=g-bad-import-order
 
@@ -33,7 +33,7 @@ def tiny_config(*extra):
 
 
 def _records(workdir):
-    return runner.read_metrics(workdir, wall_clock=False)
+    return runs.read_metrics(workdir, wall_clock=False)
 
 
 def _copy(run, workdir):
@@ -48,7 +48,7 @@ def test_every_finished_transition_is_stored_once():
     # at most 9 plies <= T + 1 for T = 8, so every trainable transition gets its outcome (in
     # its own window or the next) and is stored exactly once.
     config = tiny_config("selfplay.num_plies=8")
-    components = runner.build_components(config)
+    components = runs.build_components(config)
     state = trainer.init_trainer(components, jax.random.PRNGKey(0))
     phase = jax.jit(functools.partial(trainer.selfplay_phase, components))
     stored, trainable_finished = 0, 0
@@ -75,7 +75,7 @@ def test_resume_continues_exactly(tmp_path, trained_run):
     # ψ are resumed too); a λ = 1 run resumed past its end is tests/test_cli.py's
     # test_a_finished_run_continued_equals_a_longer_run.
     straight = trained_run("tic_tac_toe")
-    config = runner.load_run_config(straight)
+    config = runs.load_run_config(straight)
     assert config.run.num_iterations == 2 and config.run.eval_every == config.run.checkpoint_every == 1
     resumed = tmp_path / "resumed"
     runner.train(config, resumed, stop_after=1, progress=False)  # "interrupted" after iteration 1
@@ -93,7 +93,7 @@ def test_resume_continues_exactly(tmp_path, trained_run):
 def test_run_errors_are_clear(tmp_path, trained_run):
     # On a copy of tic-tac-toe's shared run (trains nothing here).
     shared = trained_run("tic_tac_toe")
-    config = runner.load_run_config(shared)
+    config = runs.load_run_config(shared)
     simulations = config.search.num_simulations
     with pytest.raises(FileNotFoundError, match="no config.json"):
         runner.train(config, tmp_path / "nothing", resume=True, progress=False)
@@ -120,7 +120,7 @@ def test_run_errors_are_clear(tmp_path, trained_run):
 def test_evaluation_plays_the_chosen_opponents_only(tmp_path):
     with pytest.raises(ValueError, match="eval_opponents"):
         tiny_config('run.eval_opponents=["random","random"]')
-    components = runner.build_components(tiny_config())
+    components = runs.build_components(tiny_config())
     chosen = runner.Evaluator(tiny_config('run.eval_opponents=["perfect","previous"]'), components)
     assert chosen.opponents == ("perfect", "previous")
     assert set(runner.Evaluator(tiny_config(), components).opponents) == {"random", "perfect", "minimax2", "previous"}
@@ -143,7 +143,7 @@ def test_evaluation_is_one_program_whose_opponents_play_as_separate_matches(monk
     and compiled program for every player and evaluation; each opponent's games are the
     match ``arena.play_games`` plays against it alone with the same key, game for game."""
     config = tiny_config("team.lam=0.5", "diversity.l0=0.3", "run.eval_games=6")
-    components = runner.build_components(config)
+    components = runs.build_components(config)
     assert components.diverse
     traces = []
     original = arena.play_each
@@ -186,8 +186,8 @@ def test_evaluation_is_one_program_whose_opponents_play_as_separate_matches(monk
 def test_diversity_terms_flow_into_records_and_targets():
     config = tiny_config("team.num_players=3", "team.lam=0.5", "diversity.l0=0.3", "diversity.n_td=2",
                          "selfplay.num_plies=8")
-    components = runner.build_components(config)
-    assert components.diverse and not runner.build_components(tiny_config()).diverse
+    components = runs.build_components(config)
+    assert components.diverse and not runs.build_components(tiny_config()).diverse
     state = trainer.init_trainer(components, jax.random.PRNGKey(1))
     phase = jax.jit(functools.partial(trainer.selfplay_phase, components))
     state, metrics = phase(state)  # ψ is initialised from this first window
@@ -220,7 +220,7 @@ def test_diversity_terms_flow_into_records_and_targets():
     np.testing.assert_allclose(metrics["intrinsic_return_per_game"],
                                0.5 * rd.mean() * float(metrics["plies_per_game"]) / 2, rtol=1e-5, atol=1e-7)
     # A team without diversity has none of it.
-    plain = runner.build_components(tiny_config("team.num_players=3", "selfplay.num_plies=8"))
+    plain = runs.build_components(tiny_config("team.num_players=3", "selfplay.num_plies=8"))
     _, plain_metrics = jax.jit(functools.partial(trainer.selfplay_phase, plain))(
         trainer.init_trainer(plain, jax.random.PRNGKey(1)))
     for name in ("intrinsic_share", "reward_d_per_move", "intrinsic_return_per_game"):
@@ -232,17 +232,17 @@ def test_checkpoint_written_before_the_intrinsic_part_restores_with_zeros(tmp_pa
     # window has no such array. It restores, with the part 0 (what a λ = 1 window records).
     # The run is tic-tac-toe's shared one (read, not written); the old checkpoint goes to tmp_path.
     run = trained_run("tic_tac_toe")
-    config = runner.load_run_config(run)
-    components = runner.build_components(config)
-    _, _, state = runner.load_run(run)
+    config = runs.load_run_config(run)
+    components = runs.build_components(config)
+    _, _, state = runs.load_run(run)
     old = state.pending._asdict()
     del old["search_value_intrinsic"]
-    run_state = runner._to_run_state(state, None, False)  # pylint: disable=protected-access
+    run_state = runs.to_run_state(state, None, False)
     run_state = run_state._replace(extra=dict(run_state.extra, pending=old))
     with checkpoint.RunCheckpointer(str(tmp_path / "old" / "checkpoints")) as manager:
         manager.save(int(state.iteration), run_state, config=config)
     shutil.copy(run / "config.json", tmp_path / "old" / "config.json")
-    _, _, restored = runner.load_run(tmp_path / "old")
+    _, _, restored = runs.load_run(tmp_path / "old")
     np.testing.assert_array_equal(restored.pending.search_value_intrinsic, 0.0)
     np.testing.assert_array_equal(restored.pending.search_value, state.pending.search_value)
     # The shared team is diverse (λ = 0.5), so the zeros are the restore's fill for the missing
@@ -270,17 +270,17 @@ def test_the_abstract_state_is_traced_once_per_configuration_and_matches_a_fresh
     from azdb_jax import runs  # pylint: disable=g-import-not-at-top
 
     config = tiny_config("selfplay.num_plies=3", "network.channels=4")
-    components = runner.build_components(config)
+    components = runs.build_components(config)
     calls = []
     original = trainer.init_trainer
     monkeypatch.setattr(trainer, "init_trainer", lambda *a, **k: (calls.append(k.get("window")), original(*a, **k))[1])
     first = runs.abstract_state(config, components)
-    again = runs.abstract_state(config, runner.build_components(config))
+    again = runs.abstract_state(config, runs.build_components(config))
     reseeded = tiny_config("selfplay.num_plies=3", "network.channels=4", "run.seed=7", "run.num_iterations=9")
-    assert runs.abstract_state(reseeded, runner.build_components(reseeded)) is first
+    assert runs.abstract_state(reseeded, runs.build_components(reseeded)) is first
     assert again is first and len(calls) == 1  # another run of one configuration traces nothing
     longer = tiny_config("selfplay.num_plies=4", "network.channels=4")
-    wider = runs.abstract_state(longer, runner.build_components(longer))
+    wider = runs.abstract_state(longer, runs.build_components(longer))
     assert len(calls) == 2 and wider.pending.rewards.shape[0] == 4 and first.pending.rewards.shape[0] == 3
     # A state built from the kept window has the shapes and dtypes of one built by tracing self-play.
     monkeypatch.setattr(trainer, "init_trainer", original)
@@ -296,17 +296,17 @@ def test_the_abstract_state_is_traced_once_per_configuration_and_matches_a_fresh
 def test_a_continued_run_still_loads_its_earlier_checkpoints(tmp_path, trained_run):
     # A copy of tic-tac-toe's shared run (planned for 2 iterations), continued to 4.
     shared = trained_run("tic_tac_toe")
-    config = runner.load_run_config(shared)
+    config = runs.load_run_config(shared)
     assert config.run.num_iterations == 2
     run = _copy(shared, tmp_path / "run")
-    _, _, at_2 = runner.load_run(run)
+    _, _, at_2 = runs.load_run(run)
     longer = config_lib.dataclasses.replace(config, run=config_lib.dataclasses.replace(config.run, num_iterations=4))
     runner.train(longer, run, resume=True, progress=False)
-    assert runner.load_run_config(run).run.num_iterations == 4
-    again_config, _, again = runner.load_run(run, step=2)  # saved when the run was planned for 2
+    assert runs.load_run_config(run).run.num_iterations == 4
+    again_config, _, again = runs.load_run(run, step=2)  # saved when the run was planned for 2
     assert int(again.iteration) == 2 and again_config.run.num_iterations == 4
     assert all(jax.tree.leaves(jax.tree.map(np.array_equal, at_2.train_state.params, again.train_state.params)))
-    assert int(runner.load_run(run)[2].iteration) == 4
+    assert int(runs.load_run(run)[2].iteration) == 4
     # Any other difference from what a checkpoint was saved with is still refused, naming it.
     simulations = config.search.num_simulations
     changed = json.loads((run / "config.json").read_text())
@@ -314,7 +314,7 @@ def test_a_continued_run_still_loads_its_earlier_checkpoints(tmp_path, trained_r
     (run / "config.json").write_text(json.dumps(changed))
     with pytest.raises(checkpoint.CheckpointError,
                        match=f"search.num_simulations: checkpoint has {simulations}, asked for {simulations + 1}"):
-        runner.load_run(run, step=2)
+        runs.load_run(run, step=2)
 
 
 @pytest.mark.slow

@@ -37,11 +37,11 @@ def untrained_run(workdir: pathlib.Path, preset: str, overrides) -> pathlib.Path
     import jax  # pylint: disable=g-import-not-at-top
 
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
-    from azdb_jax import presets, runner, trainer  # pylint: disable=g-import-not-at-top
+    from azdb_jax import presets, runs, trainer  # pylint: disable=g-import-not-at-top
 
     config = config_lib.apply_overrides(presets.get_preset(preset), overrides)
-    state = trainer.init_trainer(runner.build_components(config), jax.random.PRNGKey(0))
-    return runner.write_run(workdir, config, state)
+    state = trainer.init_trainer(runs.build_components(config), jax.random.PRNGKey(0))
+    return runs.write_run(workdir, config, state)
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +57,15 @@ def gardner_run(tmp_path_factory) -> pathlib.Path:
 
 def engine_command(run: pathlib.Path, *extra: str):
     return [sys.executable, "-m", "azdb_jax.uci", f"--checkpoint={run}", "--hash=16", "--threads=1", *extra]
+
+
+def test_the_engine_offers_the_planning_rules_and_loads_without_jax():
+    """``Rule``'s choices are ``planning.SELECTION_RULES``' names, a fixed player and the lookup;
+    the engine's module (imported before ``uci`` is answered) pulls in no JAX."""
+    code = ("import sys; from azdb_jax.uci import engine; print('jax' in sys.modules); "
+            "from azdb_jax import planning; print(engine.RULE_CHOICES == (*planning.SELECTION_RULES, 'player', 'lookup'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"], out
 
 
 @pytest.mark.slow

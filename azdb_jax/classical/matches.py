@@ -22,9 +22,9 @@ import chess
 import numpy as np
 import tqdm
 
-from azdb_jax import games, referee
+from azdb_jax import arena, games, referee
 from azdb_jax.classical import player as classical_player
-from azdb_jax.evaluation.matches import MatchResult, tally
+from azdb_jax.evaluation.matches import MatchResult
 
 __all__ = ["GAMES", "play_host_match", "host_starts", "random_starts", "gardner_starts", "book_starts", "chess_starts",
            "match_record", "fixed_positions", "resumable_report"]
@@ -150,7 +150,7 @@ def host_starts(env_id: str, count: int, *, plies: int, seed: int, book=None) ->
 
 def match_record(match: MatchResult) -> Dict[str, Any]:
     """A match's summary, unfinished games scored as draws, with its games' results."""
-    decided = tally(match.result, match.finished | ~match.finished)
+    decided = arena.tally(match.result, match.finished | ~match.finished)
     return dict(a=match.names[0], b=match.names[1], **{k: decided[k] for k in (
         "games", "wins", "draws", "losses", "score", "elo", "elo_stderr", "elo_clipped", "elo_clipped_stderr")},
         unfinished=int((~match.finished).sum()), mean_length=float(match.length.mean()),

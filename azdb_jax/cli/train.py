@@ -88,7 +88,7 @@ def main(argv: List[str]) -> None:
         raise ValueError(f"unexpected arguments: {' '.join(argv[1:])} (flags are written --name=value)")
     initialize_distributed()
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
-    from azdb_jax import presets, runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax import presets, runner, runs  # pylint: disable=g-import-not-at-top
 
     workdir = pathlib.Path(_WORKDIR.value)
     if _WANDB_PROJECT.value is not None and _SEEDS.value:
@@ -98,7 +98,7 @@ def main(argv: List[str]) -> None:
         train_population(workdir, [_seed(s) for s in _SEEDS.value])
         return
     if _RESUME.value:
-        config = config_lib.apply_overrides(runner.load_run_config(workdir), _OVERRIDE.value)
+        config = config_lib.apply_overrides(runs.load_run_config(workdir), _OVERRIDE.value)
     else:
         config = config_lib.apply_overrides(presets.get_preset(_PRESET.value), _OVERRIDE.value)
     logging.info("config:\n%s", config_lib.to_json(config))
@@ -144,11 +144,11 @@ def train_population(workdir: pathlib.Path, seeds: List[int]) -> None:
     """``--seeds``: the population of the preset (or of the saved run on ``--resume``), one
     member per seed; each member's summary at the end."""
     from azdb_jax import config as config_lib  # pylint: disable=g-import-not-at-top
-    from azdb_jax import population, presets, runner  # pylint: disable=g-import-not-at-top
+    from azdb_jax import population, presets, runs  # pylint: disable=g-import-not-at-top
 
     if _RESUME.value:
         first = population.member_dirs(workdir)[0]
-        config = config_lib.apply_overrides(runner.load_run_config(first), _OVERRIDE.value)
+        config = config_lib.apply_overrides(runs.load_run_config(first), _OVERRIDE.value)
     else:
         config = config_lib.apply_overrides(presets.get_preset(_PRESET.value), _OVERRIDE.value)
     result = population.train(config, workdir, seeds, member_map=_MEMBER_MAP.value, resume=_RESUME.value,

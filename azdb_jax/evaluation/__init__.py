@@ -1,7 +1,8 @@
 """Evaluation of trained teams (SPEC §2): puzzle suites, matches, opening diversity,
 Nim measures and the Stockfish reference engine.
 
-- ``team``: the ``Team`` a checkpoint loads into, and the ``Solver`` interface.
+- ``team``: the ``Solver`` interface of the puzzle runners (the trained team itself is
+  ``azdb_jax.agent.Agent``).
 - ``solvers``: ``TeamSolver`` — every player, every selection rule, max-over-latents and
   the homogeneous control from one batched search per position; the same over the first
   ``k`` players for each number of trials, over several training seeds as one team, and
@@ -30,6 +31,6 @@ Nim measures and the Stockfish reference engine.
 Submodules that pull in python-chess engines or the arena are imported on use.
 """
 
-from azdb_jax.evaluation.team import Solver, SolverOutput, Team, check_num_players
+from azdb_jax.evaluation.team import Solver, SolverOutput, check_num_players
 
-__all__ = ["Team", "Solver", "SolverOutput", "check_num_players"]
+__all__ = ["Solver", "SolverOutput", "check_num_players"]

@@ -19,13 +19,13 @@ from typing import Any, Dict, Optional
 import jax
 import numpy as np
 
-from azdb_jax import games, opponents
-from azdb_jax.cli import common_flags
+from azdb_jax import games, opponents, planning
 from azdb_jax.classical import matches as host_matches
 from azdb_jax.classical import player as classical_player
+from azdb_jax.cli import common_flags
 from azdb_jax.evaluation import game_records, loading, matches, reports, specialisation
 
-RULES = ("visit", "value", "lcb", "gap", "lookup")
+RULES = (*planning.SELECTION_RULES, "lookup")  # the team's rules, or the opening lookup
 # The games "stockfish" plays (their reference engine is Stockfish) and those that start
 # from an opening book (``Game.opening_book``).
 STOCKFISH_IDS = tuple(game.id for game in games.REGISTRY
@@ -34,19 +34,19 @@ BOOK_IDS = tuple(game.id for game in games.REGISTRY if game.opening_book is not 
 
 
 @dataclasses.dataclass
-class Agent:
+class MatchSide:
     """One side of the match, resolved from its command-line spec."""
 
     name: str
     env: Any = None  # the game of a run (None for fixed opponents and engines)
-    team: Any = None  # azdb_jax.evaluation.Team of a run
+    team: Any = None  # the run's azdb_jax.agent.Agent
     policy: Any = None  # arena policy (runs with a player/rule, fixed opponents)
     params: Any = None
     engine: Any = None  # a host-side chess engine
     lookup: bool = False
 
 
-def _team_policy(agent: Agent, player: Optional[int], rule: Optional[str], side: str, sample_plies: int) -> None:
+def _team_policy(agent: MatchSide, player: Optional[int], rule: Optional[str], side: str, sample_plies: int) -> None:
     team = agent.team
     if player is not None and rule is not None:
         raise ValueError(f"give --{side}_player or --{side}_rule, not both")
@@ -66,26 +66,26 @@ def _team_policy(agent: Agent, player: Optional[int], rule: Optional[str], side:
 
 def resolve_agent(spec: str, *, side: str, player=None, rule=None, num_players=None, simulations=None,
                   sample_plies: int = 0, extrinsic_only: bool = False,
-                  stockfish: Optional[Dict[str, Any]] = None) -> Agent:
-    """An ``Agent`` for ``spec`` (run directory[@step], "stockfish", a classical searcher
+                  stockfish: Optional[Dict[str, Any]] = None) -> MatchSide:
+    """A ``MatchSide`` for ``spec`` (run directory[@step], "stockfish", a classical searcher
     ``alphabeta:...`` or a fixed opponent name)."""
     if spec == "stockfish":
-        return Agent(name="stockfish", engine=stockfish or {})
+        return MatchSide(name="stockfish", engine=stockfish or {})
     if classical_player.is_spec(spec):
-        return Agent(name=spec, engine=classical_player.player_from_spec(spec))
+        return MatchSide(name=spec, engine=classical_player.player_from_spec(spec))
     path, step = common_flags.split_checkpoint(spec)
     if not (path / "config.json").is_file():
         if step is None and not path.exists():
-            return Agent(name=spec)  # a fixed opponent, checked once the game is known
+            return MatchSide(name=spec)  # a fixed opponent, checked once the game is known
         raise FileNotFoundError(f"agent {spec!r}: {path} is not a run directory (no config.json)")
     team = loading.load_team(path, step=step, num_players=num_players, num_simulations=simulations,
                              extrinsic_only=extrinsic_only)
-    agent = Agent(name=team.name, env=team.env, team=team)
+    agent = MatchSide(name=team.name, env=team.env, team=team)
     _team_policy(agent, player, rule, side, sample_plies)
     return agent
 
 
-def _fixed(agent: Agent, env, side: str) -> None:
+def _fixed(agent: MatchSide, env, side: str) -> None:
     if agent.env is not None or agent.engine is not None:
         return
     available = opponents.named_opponents(env, [agent.name])
@@ -233,4 +233,4 @@ def run_match(*, a: str, b: str, out, a_player=None, a_rule=None, b_player=None,
     return summary
 
 
-__all__ = ["Agent", "BOOK_IDS", "RULES", "STOCKFISH_IDS", "resolve_agent", "run_match"]
+__all__ = ["MatchSide", "BOOK_IDS", "RULES", "STOCKFISH_IDS", "resolve_agent", "run_match"]

@@ -11,7 +11,8 @@ import warnings
 from typing import Optional, Sequence
 
 from azdb_jax.envs import chess_pgn
-from azdb_jax.evaluation import matches, reports
+from azdb_jax.evaluation import matches
+from azdb_jax.files import write_atomic
 
 
 def _pgn_result(a_result: float, finished: bool, a_white: bool) -> str:
@@ -78,8 +79,8 @@ def write_games(path, match: matches.MatchResult, start_fens: Optional[Sequence[
     """Writes ``match_pgn`` (chess) or ``match_record`` (other games) to ``path`` atomically."""
     if match.env_id in matches.CHESS_IDS:
         fens = start_fens if start_fens is not None else [None] * (int(match.start_index.max()) + 1)
-        return reports.write_atomic(path, match_pgn(match, fens))
-    return reports.write_atomic(path, match_record(match))
+        return write_atomic(path, match_pgn(match, fens))
+    return write_atomic(path, match_record(match))
 
 
 __all__ = ["match_pgn", "match_record", "write_games"]

@@ -235,7 +235,7 @@ def nim_oracle_eval(components: trainer.Components, params: Any) -> Dict[str, An
     non-terminal position (``sign(v)`` is the game value: +1 won, -1 lost for the side
     to move), also split into won and lost positions.
     """
-    measure = nim_eval.expert_measure(components.env, components.network.apply, params, num_players=1)
+    measure = nim_eval.expert_measure(components.agent(params, None))
     player = measure["players"][0]
     accuracy, baseline = player["top1_accuracy"], measure["random_baseline"]
     return dict(

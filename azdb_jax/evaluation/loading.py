@@ -2,13 +2,14 @@
 
 from typing import Optional
 
+from azdb_jax import agent as agent_lib
 from azdb_jax import runs
 from azdb_jax.evaluation import team as team_lib
 
 
 def load_team(workdir, *, step: Optional[int] = None, num_players: Optional[int] = None,
               num_simulations: Optional[int] = None, extrinsic_only: bool = False,
-              name: Optional[str] = None) -> team_lib.Team:
+              name: Optional[str] = None) -> agent_lib.Agent:
     """The team saved in ``workdir`` (a run directory written by ``azdb_jax.runner.train``),
     as the library's one agent type: ``runs.load_agent``, which reads the run's config,
     parameters and ψ and nothing else.

@@ -19,7 +19,7 @@ policy (``referee.host_policy``), answering through a host callback on boards
 (``chess.Board`` or ``GardnerBoard``, through ``azdb_jax.envs.board_interop``) that
 replay each game's moves. Games are written out (PGN for chess, a text record
 otherwise) by ``azdb_jax.evaluation.game_records``. Every match's W/D/L, score and Elo
-are ``arena.tally``'s (``tally`` here is the same function).
+are ``arena.tally``'s.
 """
 
 import dataclasses
@@ -33,11 +33,11 @@ import numpy as np
 import pgx.core
 import tqdm
 
-from azdb_jax import arena, games, opponents, referee
+from azdb_jax import arena, games, referee
 from azdb_jax.envs import chess_interop
+from azdb_jax.policies import Policy, sample_uniform
 
 Array = jax.Array
-Policy = opponents.Policy
 
 # Games whose matches are written as PGN, and games whose matches have White and Black
 # (the games with boards: ``Game.board``).
@@ -86,20 +86,18 @@ class MatchResult:
         return MatchResult(**{k: (v[mask] if isinstance(v, np.ndarray) else v) for k, v in fields.items()})
 
 
-# The one tally of every match (W/D/L, score ± SE, win rate, Elo ± SE): ``arena.tally``.
-tally = arena.tally
 
 
 def summarize_match(match: MatchResult) -> Dict[str, Any]:
-    """The match summary: names, the tally of ``tally`` overall and by A's colour, mean length."""
+    """The match summary: names, the tally of ``arena.tally`` overall and by A's colour, mean length."""
     summary = {"a": match.names[0], "b": match.names[1], "env": match.env_id,
                "seeds": sorted({int(s) for s in match.seed}), "starts": int(len(set(match.start_index.tolist())))}
     decided = match.decided
-    summary.update(tally(match.result, decided))
+    summary.update(arena.tally(match.result, decided))
     if match.adjudicated is not None:
         summary["adjudicated"] = int(match.adjudicated.sum())
     summary["mean_length"] = float(match.length.mean()) if match.num_games else float("nan")
-    summary["by_colour"] = {str(c): tally(match.result[match.a_colour == c], decided[match.a_colour == c])
+    summary["by_colour"] = {str(c): arena.tally(match.result[match.a_colour == c], decided[match.a_colour == c])
                             for c in sorted(set(match.a_colour.tolist()))}
     return summary
 
@@ -375,7 +373,7 @@ def random_openings(env: pgx.core.Env, num_openings: int, num_plies: int, rng_ke
 
         def ply(t, state):
             mask = state.legal_action_mask[None]
-            return env.step(state, opponents.sample_uniform(jax.random.fold_in(move_key, t), mask)[0])
+            return env.step(state, sample_uniform(jax.random.fold_in(move_key, t), mask)[0])
 
         return jax.lax.fori_loop(0, num_plies, ply, env.init(init_key))
 
@@ -395,7 +393,7 @@ def book_starts(boards: Sequence[Union[chess.Board, str]], *, max_pieces: Option
 
 
 __all__ = [
-    "MatchResult", "play_match", "play_engine_match", "tally",
+    "MatchResult", "play_match", "play_engine_match",
     "summarize_match", "format_summary", "match_rows", "check_seeds", "pair_keys", "book_starts", "random_openings",
     "CHESS_IDS",
 ]

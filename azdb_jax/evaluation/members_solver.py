@@ -14,8 +14,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import chess
 import jax
 
+from azdb_jax.agent import Agent
 from azdb_jax.evaluation import solver_search, solvers
-from azdb_jax.evaluation.team import SolverOutput, Team
+from azdb_jax.evaluation.team import SolverOutput
 
 
 def member_column(k: int, column: str) -> str:
@@ -45,10 +46,10 @@ class MembersSolver:
         ``homogeneous_copies``, ``batch_size``, ...).
     """
 
-    def __init__(self, teams: Sequence[Team], *, batch_members: Optional[bool] = None,
+    def __init__(self, teams: Sequence[Agent], *, batch_members: Optional[bool] = None,
                  programs: Optional[Dict[Any, Callable]] = None, **options):
         teams = list(teams)
-        if not teams or not all(isinstance(t, Team) for t in teams):
+        if not teams or not all(isinstance(t, Agent) for t in teams):
             raise ValueError("MembersSolver needs a sequence of one or more teams")
         self._programs: Dict[Any, Callable] = {} if programs is None else programs
         self.solvers = [solvers.TeamSolver(team, programs=self._programs, **options) for team in teams]

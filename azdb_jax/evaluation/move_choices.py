@@ -22,8 +22,8 @@ import numpy as np
 import pgx.core
 
 from azdb_jax import agent as agent_lib
-from azdb_jax import opponents
-from azdb_jax.evaluation.team import Team
+from azdb_jax.agent import Agent
+from azdb_jax.policies import sample_uniform
 
 Array = jax.Array
 
@@ -61,7 +61,7 @@ def random_positions(env: pgx.core.Env, count: int, rng_key: Array, *, max_plies
         plies = jax.random.randint(plies_key, (), 0, max_plies + 1)
 
         def ply(t, state):
-            action = opponents.sample_uniform(jax.random.fold_in(move_key, t), state.legal_action_mask[None])[0]
+            action = sample_uniform(jax.random.fold_in(move_key, t), state.legal_action_mask[None])[0]
             stepped = env.step(state, action)
             keep = (t >= plies) | stepped.terminated | stepped.truncated
             return jax.tree.map(lambda a, b: jnp.where(keep, a, b), state, stepped)
@@ -72,7 +72,7 @@ def random_positions(env: pgx.core.Env, count: int, rng_key: Array, *, max_plies
     return jax.jit(jax.vmap(one))(keys)
 
 
-def player_moves(team: Team, positions: pgx.core.State, rng_key: Array, *,
+def player_moves(team: Agent, positions: pgx.core.State, rng_key: Array, *,
                  players: Optional[int] = None, programs: Optional[Dict[str, Callable]] = None) -> np.ndarray:
     """Moves ``[n, P]`` of the first ``players`` (default all) team players on ``positions``.
 
@@ -90,7 +90,7 @@ def player_moves(team: Team, positions: pgx.core.State, rng_key: Array, *,
                      for j in range(n)])
 
 
-def members_player_moves(teams: Sequence[Team], positions: pgx.core.State, rng_key: Array, *,
+def members_player_moves(teams: Sequence[Agent], positions: pgx.core.State, rng_key: Array, *,
                          players: Optional[int] = None, programs: Optional[Dict[str, Callable]] = None) -> np.ndarray:
     """``player_moves`` of several teams of one configuration (one game, network, team size,
     search; their own parameters and ψ) as members of one program: moves ``[K, n, P]``, each
@@ -127,7 +127,7 @@ def compare_moves(moves: np.ndarray) -> MoveChoices:
     return MoveChoices(moves=moves, distinct=distinct, unique_share=unique_share, disagreement=disagreement)
 
 
-def team_move_choices(team: Team, *, num_positions: int = 200, rng_key: Optional[Array] = None,
+def team_move_choices(team: Agent, *, num_positions: int = 200, rng_key: Optional[Array] = None,
                       max_plies: int = 6, programs: Optional[Dict[str, Callable]] = None) -> MoveChoices:
     """Every player's move on ``num_positions`` random positions of the team's game,
     compared (``programs`` as ``player_moves`` takes it)."""
@@ -137,7 +137,7 @@ def team_move_choices(team: Team, *, num_positions: int = 200, rng_key: Optional
     return compare_moves(player_moves(team, positions, search_key, programs=programs))
 
 
-def members_move_choices(teams: Sequence[Team], *, num_positions: int = 200, rng_key: Optional[Array] = None,
+def members_move_choices(teams: Sequence[Agent], *, num_positions: int = 200, rng_key: Optional[Array] = None,
                          max_plies: int = 6, programs: Optional[Dict[str, Callable]] = None) -> List[MoveChoices]:
     """``team_move_choices`` of each of several teams of one configuration, their searches
     as members of one program (``members_player_moves``); the same positions for all."""

@@ -25,6 +25,7 @@ player). The oracle is ``azdb_jax.envs.nim`` (Bouton's nim-sum rule). Host drive
 batched network call, search and match is one jitted program.
 """
 
+import dataclasses
 import functools
 import itertools
 import time
@@ -35,11 +36,12 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
-from azdb_jax import diversity, opponents, ratings
-from azdb_jax import search as search_lib
+from azdb_jax import arena, ratings
+from azdb_jax.agent import Agent
 from azdb_jax.envs import nim as nim_lib
 from azdb_jax.evaluation import matches
-from azdb_jax.evaluation.team import Team
+from azdb_jax.games.nim import nim_oracle_policy
+from azdb_jax.policies import Policy
 
 Array = jax.Array
 
@@ -148,27 +150,24 @@ def _pad(x: np.ndarray, size: int) -> np.ndarray:
 
 
 def expert_measure(
-    env: nim_lib.Nim,
-    apply_fn: search_lib.ApplyFn,
-    params: Any,
+    team: Agent,
     *,
-    num_players: int,
-    search_config: Optional[search_lib.SearchConfig] = None,
+    search: bool = False,
     rng_key: Optional[Array] = None,
-    lam: float = 1.0,
     batch_size: int = 1024,
     positions: Optional[np.ndarray] = None,
 ) -> Dict[str, Any]:
     """The expert measure of every team player over every non-terminal position (or ``positions``).
 
     Args:
-      env: the Nim env the team was trained on (its initial heaps fix the positions).
-      apply_fn, params: the network.
-      num_players: team size; players ``0..n-1`` are measured.
-      search_config: when given, also measure after search (no noise): the most-visited
-        move (``search_top1_accuracy``) and the sign of ``V = max_a Q`` (``search_value_*``).
+      team: the agent (its Nim env's initial heaps fix the positions); players
+        ``0..n-1`` are measured.
+      search: also measure after the team's search (its ``search_config``, no noise):
+        the most-visited move (``search_top1_accuracy``) and the sign of ``V = max_a Q``
+        (``search_value_*``). The searches score positions by the game's outcome only
+        (``Agent.as_extrinsic_only``): a value mixed with v_d has no sign to compare with
+        the oracle's.
       rng_key: consumed by the searches (tie breaks); default ``PRNGKey(0)``.
-      lam: λ of the searches (1: the game's outcome only).
       batch_size: positions per network call / search; the last batch is padded.
       positions: ``[P, K]`` non-terminal heaps to measure (e.g. ``sample_positions``);
         default every non-terminal position.
@@ -182,8 +181,7 @@ def expert_measure(
       position counts when any player's top-1 move wins; ``search_top1_accuracy_any``
       with search).
     """
-    if not isinstance(num_players, int) or num_players < 1:
-        raise ValueError(f"num_players must be an int >= 1, got {num_players!r}")
+    env, params, num_players = team.env, team.params, team.num_players
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
     oracle = oracle_tables(env, positions)
@@ -191,7 +189,7 @@ def expert_measure(
         raise ValueError("positions must be non-terminal (the empty board has no move to measure)")
     num_positions = len(oracle.heaps)
     size = min(batch_size, num_positions)
-    net = network_answers(env, apply_fn)
+    net = network_answers(env, team.apply_fn)
     logits = np.zeros((num_players,) + oracle.legal.shape, np.float32)
     values = np.zeros((num_players, num_positions), np.float32)
     for start, stop in _chunks(num_positions, size):
@@ -212,11 +210,11 @@ def expert_measure(
         players[j]["top3_accuracy"] = float(top3[won].mean()) if won.any() else float("nan")
         any_hits |= hits
     # Max over latents (SPEC §2): a won position counts when any player's top-1 move wins.
-    team = {"top1_accuracy_any": float(any_hits[won].mean()) if won.any() else float("nan")}
+    over_team = {"top1_accuracy_any": float(any_hits[won].mean()) if won.any() else float("nan")}
 
-    if search_config is not None:
+    if search:
         key = jax.random.PRNGKey(0) if rng_key is None else rng_key
-        team_fn = _search_fn(env, apply_fn, search_config, num_players, float(lam))
+        team_fn = _search_fn(search_key(team))
         actions = np.zeros((num_positions, num_players), np.int32)
         root_values = np.zeros((num_positions, num_players), np.float32)
         for index, (start, stop) in enumerate(_chunks(num_positions, size)):
@@ -228,16 +226,24 @@ def expert_measure(
             hits = np.asarray(move_hits(actions[:, j], oracle.winning))
             signs = np.asarray(sign_hits(root_values[:, j], oracle.value))
             players[j].update(_accuracies(hits, signs, oracle.value, "search_"))
-            players[j]["search_simulations"] = search_config.num_simulations
+            players[j]["search_simulations"] = team.search_config.num_simulations
             any_hits |= hits
-        team["search_top1_accuracy_any"] = float(any_hits[won].mean()) if won.any() else float("nan")
+        over_team["search_top1_accuracy_any"] = float(any_hits[won].mean()) if won.any() else float("nan")
 
     baseline = (oracle.winning.sum(-1) / oracle.legal.sum(-1))[won].mean() if won.any() else float("nan")
     return {"positions": num_positions, "won_positions": int(won.sum()), "random_baseline": float(baseline),
-            "heaps": list(env.initial_heaps), "players": players, "team": team}
+            "heaps": list(env.initial_heaps), "players": players, "team": over_team}
 
 
 # Compiled programs are cached per (env, network, settings): the checkpoints of a run share them.
+
+
+def search_key(team: Agent) -> Agent:
+    """``team`` as the key of a compiled λ = 1 search: without its arrays (the program's
+    inputs), labels or ℓ0, so that every checkpoint of a run shares one program. The
+    measures search extrinsic-only (``Agent.as_extrinsic_only``): a value mixed with v_d
+    has no sign to compare with the oracle's."""
+    return dataclasses.replace(team.with_arrays(None).as_extrinsic_only(), l0=1.0, name="team", step=None)
 
 
 @functools.lru_cache(maxsize=16)
@@ -253,15 +259,12 @@ def network_answers(env, apply_fn):
 
 
 @functools.lru_cache(maxsize=16)
-def _search_fn(env, apply_fn, config, num_players, lam):
-    """Jitted ``(params, rng_key, heaps [P, K]) -> (most-visited action [P, n], V [P, n])``."""
-
-    lambdas = None if lam == 1.0 else tuple(float(x) for x in diversity.lambdas(num_players, lam))
-    team = Team(env=env, apply_fn=apply_fn, params=None, num_players=num_players, search_config=config,
-                lambdas=lambdas)
+def _search_fn(team: Agent):
+    """Jitted ``(params, rng_key, heaps [P, K]) -> (most-visited action [P, n], V [P, n])``
+    of ``team``'s search (an agent without arrays: its params are the program's input)."""
 
     def answers(params, rng_key, heaps):
-        out = team.search(params, rng_key, jax.vmap(env.state_from_heaps)(heaps))
+        out = team.search(params, rng_key, jax.vmap(team.env.state_from_heaps)(heaps))
         return out.most_visited_action, out.stats.value
 
     return jax.jit(answers)
@@ -270,43 +273,40 @@ def _search_fn(env, apply_fn, config, num_players, lam):
 # ------------------------------------------------------------------ champion measure
 
 
-class Agent(NamedTuple):
+class Entrant(NamedTuple):
     """A match participant: ``policy(params, rng_key, state [B]) -> [B]`` with its ``params``."""
 
     name: str
-    policy: opponents.Policy
+    policy: Policy
     params: Any
     step: Optional[int] = None  # checkpoint step, for reports
     player: Optional[int] = None  # team player (latent id), for reports
 
 
-def checkpoint_agents(env, apply_fn: search_lib.ApplyFn, search_config: search_lib.SearchConfig,
-                      checkpoints: Sequence[Tuple[int, Any]], num_players: int, *, lam: float = 1.0) -> List[Agent]:
-    """One agent per (checkpoint step, team player), in checkpoint then player order.
+def checkpoint_agents(team: Agent, checkpoints: Sequence[Tuple[int, Any]]) -> List[Entrant]:
+    """One agent per (checkpoint step, team player) of ``team`` with each checkpoint's
+    parameters, in checkpoint then player order.
 
-    Every agent plays through one ``Team.latent_policy`` policy with ``params =
+    Every agent plays through one ``team.latent_policy`` policy with ``params =
     (net_params, player)``, so all (checkpoint, player) agents share one compiled match.
     """
-    lambdas = None if lam == 1.0 else tuple(float(x) for x in diversity.lambdas(num_players, lam))
-    team = Team(env=env, apply_fn=apply_fn, params=None, num_players=num_players, search_config=search_config,
-                lambdas=lambdas)
-    policy = team.latent_policy()
-    return [Agent(f"step{step}/p{j}", policy, (params, jnp.int32(j)), step=step, player=j)
-            for step, params in checkpoints for j in range(num_players)]
+    policy = team.with_arrays(None).latent_policy()
+    return [Entrant(f"step{step}/p{j}", policy, (params, jnp.int32(j)), step=step, player=j)
+            for step, params in checkpoints for j in range(team.num_players)]
 
 
-def _play(env, agent_a: Agent, agent_b: Agent, rng_key: Array, starts, *, num_seeds: int,
+def _play(env, agent_a: Entrant, agent_b: Entrant, rng_key: Array, starts, *, num_seeds: int,
           max_plies: int) -> Dict[str, Any]:
     """``matches.play_match`` of A against B from ``starts`` [P], seeds ``0..num_seeds-1``, tallied for A."""
     match = matches.play_match(env, agent_a.policy, agent_a.params, agent_b.policy, agent_b.params, starts=starts,
                                seeds=range(num_seeds), max_plies=max_plies, rng_key=rng_key,
                                names=(agent_a.name, agent_b.name))
-    return matches.tally(match.result, match.finished)
+    return arena.tally(match.result, match.finished)
 
 
 def champion_measure(
     env,
-    agents: Sequence[Agent],
+    agents: Sequence[Entrant],
     rng_key: Array,
     *,
     num_games: int = 16,
@@ -370,7 +370,7 @@ def champion_measure(
     rows = [{"name": agent.name, "step": agent.step, "player": agent.player, "elo": float(fit.ratings[i]),
              "elo_stderr": float(fit.stderr[i])} for i, agent in enumerate(agents)]
     if oracle:
-        oracle_agent = Agent("oracle", opponents.nim_oracle_policy(env.max_heap), None)
+        oracle_agent = Entrant("oracle", nim_oracle_policy(env.max_heap), None)
         for i, agent in enumerate(tqdm.tqdm(agents, desc="vs oracle", unit="agent", disable=not progress)):
             tally = play(agent, oracle_agent, jax.random.fold_in(rng_key, n * n + i))
             rows[i].update(score_vs_oracle=tally["score"], wins_vs_oracle=tally["wins"],
@@ -379,7 +379,7 @@ def champion_measure(
             "num_games_per_pair": num_games * num_seeds, "prior_draws": prior_draws}
 
 
-def measure_checkpoints(teams: Sequence[Tuple[int, Team]], *, num_games: int = 16, num_seeds: int = 2,
+def measure_checkpoints(teams: Sequence[Tuple[int, Agent]], *, num_games: int = 16, num_seeds: int = 2,
                         seed: int = 0, prior_draws: float = 0.5, max_positions: Optional[int] = None,
                         search: bool = True, champion: bool = True,
                         progress: bool = True) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
@@ -415,23 +415,20 @@ def measure_checkpoints(teams: Sequence[Tuple[int, Team]], *, num_games: int = 1
     positions = (None if max_positions is None
                  else sample_positions(first.env.initial_heaps, max_positions, seed=seed))
     # The measures compare moves and values with Nim's game-theoretic oracle, so every
-    # search scores positions by the game's outcome only (λ = 1): a value mixed with v_d
-    # has no sign to compare with the oracle's.
+    # search scores positions by the game's outcome only (λ = 1, Agent.as_extrinsic_only):
+    # a value mixed with v_d has no sign to compare with the oracle's.
     key = jax.random.PRNGKey(seed)
     expert: Dict[Tuple[int, int], Dict[str, Any]] = {}
     started = time.perf_counter()
     for index, (step, team) in enumerate(tqdm.tqdm(teams, desc="expert measure", unit="ckpt", disable=not progress)):
-        result = expert_measure(team.env, team.apply_fn, team.params, num_players=team.num_players,
-                                search_config=team.search_config if search else None, lam=1.0,
-                                rng_key=jax.random.fold_in(key, index), positions=positions)
+        result = expert_measure(team, search=search, rng_key=jax.random.fold_in(key, index), positions=positions)
         for player in result["players"]:
             expert[(step, player["player"])] = {**player, **{f"team_{k}": v for k, v in result["team"].items()}}
     expert_seconds = time.perf_counter() - started
     rows = []
     champion_summary = None
     if champion:
-        agents = checkpoint_agents(first.env, first.apply_fn, first.search_config,
-                                   [(step, team.params) for step, team in teams], first.num_players, lam=1.0)
+        agents = checkpoint_agents(first.as_extrinsic_only(), [(step, team.params) for step, team in teams])
         outcome = champion_measure(first.env, agents, jax.random.fold_in(key, len(teams)), num_games=num_games,
                                    num_seeds=num_seeds, prior_draws=prior_draws, progress=progress)
         champion_summary = {k: v for k, v in outcome.items() if k != "agents"}
@@ -476,5 +473,5 @@ def format_measures(rows: Sequence[Dict[str, Any]]) -> str:
 
 
 __all__ = ["nim_positions", "sample_positions", "Oracle", "topk_hits", "oracle_tables", "top1_hits", "move_hits",
-           "sign_hits", "expert_measure", "Agent", "checkpoint_agents", "champion_measure", "measure_checkpoints",
+           "sign_hits", "expert_measure", "Entrant", "checkpoint_agents", "champion_measure", "measure_checkpoints",
            "format_measures", "network_answers"]

@@ -7,7 +7,6 @@ surest of a losing move; ``position_report`` studies the initial position, given
 and the misleading ones (``experiments/nim_positions.py``, ``experiments/nim_study.py``).
 """
 
-import dataclasses
 import functools
 from typing import Any, Dict, Optional, Sequence
 
@@ -15,9 +14,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from azdb_jax.agent import Agent
 from azdb_jax.envs import nim as nim_lib
 from azdb_jax.evaluation import nim as nim_eval
-from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
 
@@ -28,7 +27,7 @@ def move_name(action: int, max_heap: int) -> str:
     return f"{chr(ord('a') + heap)}{take + 1}"
 
 
-def position_study(team: Team, heaps: Sequence[int], *, player: int = 0,
+def position_study(team: Agent, heaps: Sequence[int], *, player: int = 0,
                    simulations: Sequence[int] = tuple(2 ** k for k in range(11)),
                    rng_key: Optional[Array] = None) -> Dict[str, Any]:
     """What the network and the search say about one position (the paper's Fig. 11-15).
@@ -76,8 +75,7 @@ def position_study(team: Team, heaps: Sequence[int], *, player: int = 0,
     key = jax.random.PRNGKey(0) if rng_key is None else rng_key
     searches = []
     for n in simulations:
-        fn = _study_search_fn(env, team.apply_fn, dataclasses.replace(team.search_config, num_simulations=int(n)),
-                              team.num_players)
+        fn = _study_search_fn(nim_eval.search_key(team).with_simulations(int(n)))
         visits, root_value, action = (np.asarray(x) for x in fn(team.params, jax.random.fold_in(key, n),
                                                                  jnp.asarray(heaps[None]), jnp.int32(player)))
         shares = visits[0] / max(visits[0].sum(), 1)
@@ -91,18 +89,18 @@ def position_study(team: Team, heaps: Sequence[int], *, player: int = 0,
 
 
 @functools.lru_cache(maxsize=64)
-def _study_search_fn(env, apply_fn, config, num_players):
-    """Jitted ``(params, rng_key, heaps [P, K], player) -> (visits [P, A], V [P], most-visited [P])``."""
-    team = Team(env=env, apply_fn=apply_fn, params=None, num_players=num_players, search_config=config)
+def _study_search_fn(team: Agent):
+    """Jitted ``(params, rng_key, heaps [P, K], player) -> (visits [P, A], V [P], most-visited [P])``
+    of ``team``'s search (an agent without arrays: its params are the program's input)."""
 
     def answers(params, rng_key, heaps, player):
-        out = team.search(params, rng_key, jax.vmap(env.state_from_heaps)(heaps), players=player[None])
+        out = team.search(params, rng_key, jax.vmap(team.env.state_from_heaps)(heaps), players=player[None])
         return out.stats.visits[:, 0], out.stats.value[:, 0], out.most_visited_action[:, 0]
 
     return jax.jit(answers)
 
 
-def misleading_positions(team: Team, positions: np.ndarray, *, player: int = 0, count: int = 1) -> np.ndarray:
+def misleading_positions(team: Agent, positions: np.ndarray, *, player: int = 0, count: int = 1) -> np.ndarray:
     """The won positions of ``positions`` where the prior is most sure of a losing move, ``[count, K]``.
 
     A won position whose top-1 prior move loses, ranked by that move's prior (the paper's
@@ -120,7 +118,7 @@ def misleading_positions(team: Team, positions: np.ndarray, *, player: int = 0, 
     return oracle.heaps[ranked[:count]]
 
 
-def position_report(team: Team, positions: Sequence[Sequence[int]] = (), *, misleading: int = 1,
+def position_report(team: Agent, positions: Sequence[Sequence[int]] = (), *, misleading: int = 1,
                     pool: int = 10_000, seed: int = 0, player: int = 0,
                     simulations: Sequence[int] = tuple(2 ** k for k in range(11))) -> Dict[str, Any]:
     """``position_study`` of the initial position, ``positions`` and the ``misleading`` most

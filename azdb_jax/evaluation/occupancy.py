@@ -26,7 +26,7 @@ import pgx.core
 
 from azdb_jax import arena, features
 from azdb_jax import games as games_lib  # `games` names played games here
-from azdb_jax.evaluation.team import Team
+from azdb_jax.agent import Agent
 
 Array = jax.Array
 
@@ -72,7 +72,7 @@ def colour_to_move(env_id: str, state: pgx.core.State) -> Array:
 # ------------------------------------------------------------------ playing and replaying
 
 
-def selfplay_program(team: Team, *, num_games: int, max_plies: int, sample_plies: int
+def selfplay_program(team: Agent, *, num_games: int, max_plies: int, sample_plies: int
                      ) -> Callable[[int, Array], SelfPlayGames]:
     """``(player, rng_key) -> SelfPlayGames``: ``num_games`` (even) games of a team player
     against itself from the start position, compiled once for every player of ``team``.

@@ -30,9 +30,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from azdb_jax import data, games, planning
+from azdb_jax.agent import Agent
 from azdb_jax.data import Opening
 from azdb_jax.evaluation import puzzles, reports, solvers
-from azdb_jax.evaluation.team import Team, label_rows
+from azdb_jax.evaluation.team import label_rows
 
 Array = jax.Array
 
@@ -94,7 +95,7 @@ def summarize(eco_codes: Sequence[str], counts, agreement, num_players: int) -> 
 # ------------------------------------------------------------------ searching the openings
 
 
-def team_opening_moves(team: Team, boards: Sequence[chess.Board], *, move: str = "lcb", batch_size: int = 64,
+def team_opening_moves(team: Agent, boards: Sequence[chess.Board], *, move: str = "lcb", batch_size: int = 64,
                        seed: int = 0, progress: bool = False) -> List[List[str]]:
     """Every player's move (UCI) in each position: ``[N][n]``.
 
@@ -126,13 +127,13 @@ def team_opening_moves(team: Team, boards: Sequence[chess.Board], *, move: str =
     return [[out.moves[f"player_{j}"][b] for j in range(team.num_players)] for b in range(len(boards))]
 
 
-def opening_diversity(team: Team, openings: Sequence[Opening], *, move: str = "lcb", batch_size: int = 64,
+def opening_diversity(team: Agent, openings: Sequence[Opening], *, move: str = "lcb", batch_size: int = 64,
                       seed: int = 0, progress: bool = False) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
     """The opening-diversity report of ``team`` over ``openings``: ``(summary, rows)``.
 
     ``rows`` hold ``eco``, ``name``, ``fen``, ``player_<j>`` (UCI), ``distinct`` and
     ``search`` (the team's search mode); ``summary`` is ``summarize``'s plus the move rule
-    and how the team searched (``Team.search_description``: ``search`` is
+    and how the team searched (``Agent.search_description``: ``search`` is
     ``"extrinsic_only"`` for the ablation). Write both with ``reports.write_report``.
     """
     openings = list(openings)
@@ -159,7 +160,7 @@ def opening_diversity(team: Team, openings: Sequence[Opening], *, move: str = "l
     return summary, label_rows(rows, team)
 
 
-def evaluate(team: Team, openings_path, out, *, move: str = "lcb", limit: Optional[int] = None,
+def evaluate(team: Agent, openings_path, out, *, move: str = "lcb", limit: Optional[int] = None,
              batch_size: int = 64, seed: int = 0, progress: bool = True) -> Tuple[pathlib.Path, pathlib.Path]:
     """Runs the measure on ``team`` over the openings at ``openings_path``; writes ``out``.json/.csv.
 

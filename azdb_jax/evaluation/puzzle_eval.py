@@ -1,4 +1,4 @@
-"""One puzzle suite for a team (a loaded ``Team`` or a run directory) or a reference engine.
+"""One puzzle suite for a team (a loaded ``Agent`` or a run directory) or a reference engine.
 
 ``evaluate`` is what ``experiments/eval_puzzles.py`` runs: it builds the solver
 (``solvers.TeamSolver`` over the team, or ``stockfish.StockfishSolver``), runs the suite
@@ -13,13 +13,14 @@ import pathlib
 from typing import Optional, Sequence, Tuple
 
 from azdb_jax import planning
+from azdb_jax.agent import Agent
 from azdb_jax.evaluation import loading, puzzles, solvers
-from azdb_jax.evaluation.team import Team, check_num_players, label_rows
+from azdb_jax.evaluation.team import check_num_players, label_rows
 
 ENGINES = ("stockfish",)
 
 
-def evaluate(*, suite: str, data: Optional[str] = None, team: Optional[Team] = None, workdir: Optional[str] = None,
+def evaluate(*, suite: str, data: Optional[str] = None, team: Optional[Agent] = None, workdir: Optional[str] = None,
              step: Optional[int] = None, num_players: Optional[int] = None, simulations: Optional[int] = None,
              rules: Sequence[str] = solvers.DEFAULT_RULES, move: str = "visits",
              homogeneous_copies: Optional[int] = None, batch_size: int = 16, limit: Optional[int] = None,

@@ -13,7 +13,7 @@ from typing import Any, Dict, Mapping, Sequence, Tuple
 
 import numpy as np
 
-from azdb_jax.files import write_atomic  # also importable from here, as before
+from azdb_jax.files import write_atomic
 
 
 def _plain(value: Any) -> Any:
@@ -68,4 +68,4 @@ def write_report(prefix, summary: Mapping[str, Any], rows: Sequence[Mapping[str,
     return json_path, csv_path
 
 
-__all__ = ["write_atomic", "write_report", "rows_to_csv"]
+__all__ = ["write_report", "rows_to_csv"]

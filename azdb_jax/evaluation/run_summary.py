@@ -23,8 +23,8 @@ import jax
 import numpy as np
 
 from azdb_jax import games
+from azdb_jax.agent import Agent
 from azdb_jax.evaluation import move_choices, reports
-from azdb_jax.evaluation.team import Team
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,7 +100,7 @@ def latest_graph(workdir) -> Optional[Dict[str, np.ndarray]]:
         return {name: np.asarray(data[name]) for name in data.files}
 
 
-def reference_games(team: Team, num_games: int, rng_key, *, max_plies: int) -> Tuple[Dict, Dict]:
+def reference_games(team: Agent, num_games: int, rng_key, *, max_plies: int) -> Tuple[Dict, Dict]:
     """Every player against every fixed reference opponent of the game: ``num_games``
     games each (both colours), as the run's own evaluation plays them."""
     from azdb_jax import arena, opponents  # pylint: disable=g-import-not-at-top
@@ -121,7 +121,7 @@ def reference_games(team: Team, num_games: int, rng_key, *, max_plies: int) -> T
 # ------------------------------------------------------------------ the summary
 
 
-def summarize_run(workdir, *, team: Optional[Team] = None, step: Optional[int] = None, num_positions: int = 200,
+def summarize_run(workdir, *, team: Optional[Agent] = None, step: Optional[int] = None, num_positions: int = 200,
                   reference_games_count: Optional[int] = None, seed: int = 0) -> RunSummary:
     """The summary of the run in ``workdir`` at ``step`` (default: its latest checkpoint).
 
@@ -130,7 +130,7 @@ def summarize_run(workdir, *, team: Optional[Team] = None, step: Optional[int] =
     evaluation, the scores come from that many new games per player and reference
     (default 64); unset (None), from the run's last evaluation.
     """
-    from azdb_jax import diversity, opponents, runs  # pylint: disable=g-import-not-at-top
+    from azdb_jax import opponents, runs  # pylint: disable=g-import-not-at-top
     from azdb_jax.evaluation import loading  # pylint: disable=g-import-not-at-top
 
     workdir = pathlib.Path(workdir)
@@ -161,7 +161,7 @@ def summarize_run(workdir, *, team: Optional[Team] = None, step: Optional[int] =
     graph = latest_graph(workdir)
     return RunSummary(
         workdir=str(workdir), env=team.env.id, num_players=n,
-        lambdas=[float(x) for x in np.asarray(diversity.lambdas(n, config.team.lam))],
+        lambdas=list(config.team.lambdas),
         l0=float(config.diversity.l0), matchmaker=config.team.matchmaker,
         iteration=int(team.step if team.step is not None else (iterations[-1] if iterations else 0)),
         scores=scores, records=tallies, scores_from=scores_from,

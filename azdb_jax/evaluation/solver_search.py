@@ -19,8 +19,8 @@ import numpy as np
 
 from azdb_jax import agent as agent_lib
 from azdb_jax import games, planning
+from azdb_jax.agent import Agent
 from azdb_jax.envs.chess import DEFAULT_MAX_PIECES
-from azdb_jax.evaluation.team import Team
 
 Array = jax.Array
 
@@ -68,14 +68,14 @@ def prepare_batch(game, boards: Sequence[chess.Board], batch_size: int, env) -> 
     return Batch(boards, outcomes, max_pieces, states, indices)
 
 
-def team_for_pieces(team: Team, max_pieces: int) -> Team:
+def team_for_pieces(team: Agent, max_pieces: int) -> Agent:
     """``team`` on the chess move generator for ``max_pieces`` (itself when it already is)."""
     if max_pieces != getattr(team.env, "max_pieces", DEFAULT_MAX_PIECES):
         return team.with_env(games.board_game(team.env).make_env(max_pieces))
     return team
 
 
-def search_program(programs: Dict[Any, Callable], team: Team, *, slot: int, searched: Optional[int], copies: int,
+def search_program(programs: Dict[Any, Callable], team: Agent, *, slot: int, searched: Optional[int], copies: int,
                     max_pieces: int, members: bool) -> Callable:
     """The jitted search of one padded batch by ``team`` (the first ``searched`` latents,
     all for None; ``copies`` control copies of latent 0) on the ``max_pieces`` move
@@ -114,19 +114,19 @@ def search_program(programs: Dict[Any, Callable], team: Team, *, slot: int, sear
     return programs[key]
 
 
-def stacked_arrays(teams: Sequence[Team]) -> Tuple[Any, Any]:
+def stacked_arrays(teams: Sequence[Agent]) -> Tuple[Any, Any]:
     """The teams' parameters and ψ stacked on a member axis."""
     return (agent_lib.stack_members([t.params for t in teams]), agent_lib.stack_members([t.psi for t in teams]))
 
 
-def search_alike(teams: Sequence[Team]) -> bool:
+def search_alike(teams: Sequence[Agent]) -> bool:
     """Whether the teams differ only in their parameters' values and ψ (one configuration's
     seeds): one compiled search serves them all, as members of one program. The network is
     compared by its code and its parameters' shapes (a network function built apart for
     each seed is another object computing the same); the first team's is the program's."""
     first = teams[0]
 
-    def how(team: Team):
+    def how(team: Agent):
         shapes = jax.tree.map(lambda x: (np.shape(x), str(np.asarray(x).dtype)), (team.params, team.psi))
         network = getattr(team.apply_fn, "__code__", team.apply_fn)
         return (team.env.id, network, team.num_players, team.search_config, team.search_lambdas.tolist(),

@@ -4,7 +4,7 @@
 chess positions (python-chess boards) and Gardner chess positions (``GardnerBoard``;
 ``azdb_jax.games.board_game`` converts either), so the puzzle runners of
 ``azdb_jax.evaluation.puzzles`` score a trained team exactly like a reference engine.
-Each position is searched once per latent (``Team.search``: one batched search for all
+Each position is searched once per latent (``Agent.search``: one batched search for all
 searched players, SPEC §1.10) and, for the homogeneous-team control, once per copy of
 latent 0 (``planning.homogeneous_search``, with root noise so that the copies differ:
 paper §4.3, SPEC §1.10). The answers come out as *columns* read off those searches:
@@ -25,7 +25,7 @@ same members): ``max_over_latents`` (every player; ``max_over_seeds`` with sever
 teams), ``homogeneous_max`` (every copy), or with trials ``latents_<k>_max`` and
 ``copies_<k>_max``; a further per-player move ``m`` adds its own groups, suffixed ``_<m>``.
 
-Every player searches as its ``Team`` says: by default as in self-play (its ``λ_i``,
+Every player searches as its ``Agent`` says: by default as in self-play (its ``λ_i``,
 the intrinsic reward of ψ, ``v_d``), or extrinsic-only (the ablation). Latent 0 has
 ``λ_0 = 1`` in both, so the homogeneous control is the same in both modes.
 
@@ -52,12 +52,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from azdb_jax import games, planning
+from azdb_jax.agent import Agent
 from azdb_jax.evaluation import solver_search
-from azdb_jax.evaluation.team import SolverOutput, Team
+from azdb_jax.evaluation.team import SolverOutput
 
 Array = jax.Array
 
-DEFAULT_RULES = ("visit", "value", "lcb", "gap")
+DEFAULT_RULES = tuple(planning.SELECTION_RULES)  # visit, value, lcb, gap
 # How one player picks its move: most visited, highest Q over visited moves, highest Q − U
 # over visited moves (the per-player "rules" of the max-over-latents oracle, paper Fig. 8).
 PLAYER_MOVES = ("visits", "value", "lcb")
@@ -143,7 +144,7 @@ class TeamSolver:
     """A team answering chess positions per player, per selection rule and per control copy.
 
     Args:
-      team: a chess team (``Team.env`` is chess; a 32-piece move generator is switched in
+      team: a chess team (``Agent.env`` is chess; a 32-piece move generator is switched in
         for positions that need it) or a Gardner chess team (positions are ``GardnerBoard``s);
         or a sequence of teams of one game (training seeds), searched as one team whose
         players are every team's players in order (columns ``seed_<s>_player_<j>``).
@@ -179,12 +180,12 @@ class TeamSolver:
         to actions).
     """
 
-    def __init__(self, team: Union[Team, Sequence[Team]], *, players: Optional[int] = None,
+    def __init__(self, team: Union[Agent, Sequence[Agent]], *, players: Optional[int] = None,
                  rules: Sequence[str] = DEFAULT_RULES, move: str = "visits", moves: Sequence[str] = (),
                  trials: Optional[Sequence[int]] = None, homogeneous_copies: Optional[int] = None,
                  batch_size: int = 16, seed: int = 0, programs: Optional[Dict[Any, Callable]] = None,
                  batch_members: Optional[bool] = None):
-        several = not isinstance(team, Team)
+        several = not isinstance(team, Agent)
         teams = list(team) if several else [team]
         if not teams:
             raise ValueError("TeamSolver needs at least one team")

@@ -19,9 +19,10 @@ import jax.numpy as jnp
 import numpy as np
 import pgx.core
 
-from azdb_jax import opponents
+from azdb_jax import arena
+from azdb_jax.agent import Agent
 from azdb_jax.evaluation import matches
-from azdb_jax.evaluation.team import Team
+from azdb_jax.policies import Policy
 
 Array = jax.Array
 
@@ -46,13 +47,55 @@ def game_scores(result: np.ndarray, finished: np.ndarray) -> np.ndarray:
     return np.where(finished, (np.asarray(result) + 1.0) / 2.0, 0.5)
 
 
-def lookup_table(result: np.ndarray, finished: np.ndarray) -> np.ndarray:
-    """The player with the best mean score per (opening, colour) over the given seeds.
+LOOKUP_RULES = ("best", "gap")
+
+
+def lookup_table(result: np.ndarray, finished: np.ndarray, rule: str = "best") -> np.ndarray:
+    """The player chosen per (opening, colour) from its mean score over the given seeds.
 
     ``result``/``finished`` [n, P, 2, S] (player, opening, team's turn, seed); returns [P, 2]
-    int; ties go to the lowest player index.
+    int. ``rule``:
+
+    - ``"best"`` (Appendix C.5 as written): the player with the best mean score; ties go
+      to the lowest player index.
+    - ``"gap"``: Eq. 9's GAP rule read over these scores. The gap G of a cell is the largest
+      standard error of its players' mean scores over the seeds; the candidates are the
+      players within G of the best mean, and the one with the *lowest* mean among them
+      is chosen (ties: lowest index). As GAP does with search values, it guards against
+      picking a player whose best mean is luck. With one seed G = 0 and it is ``"best"``.
     """
-    return np.argmax(game_scores(result, finished).mean(axis=-1), axis=0)
+    if rule not in LOOKUP_RULES:
+        raise ValueError(f"unknown lookup rule {rule!r}; known: {', '.join(LOOKUP_RULES)}")
+    scores = game_scores(result, finished)
+    means = scores.mean(axis=-1)  # [n, P, 2]
+    if rule == "best":
+        return np.argmax(means, axis=0)
+    num_seeds = scores.shape[-1]
+    spread = scores.std(axis=-1, ddof=1) / np.sqrt(num_seeds) if num_seeds > 1 else np.zeros_like(means)
+    gap = spread.max(axis=0)  # [P, 2]
+    candidate = means >= means.max(axis=0) - gap - 1e-12
+    return np.argmin(np.where(candidate, means, np.inf), axis=0)
+
+
+def leave_one_seed_out(result: np.ndarray, finished: np.ndarray, rule: str = "best"
+                       ) -> Tuple[np.ndarray, np.ndarray, List[List[List[int]]]]:
+    """The lookup team's games with each seed scored by the table of the other seeds
+    (Appendix C.5, Fig. 22): (result, finished) [P, 2, S] and the S tables [S][P][2].
+
+    ``result``/``finished`` [n, P, 2, S] every player's games; needs S >= 2.
+    """
+    num_seeds = result.shape[-1]
+    if num_seeds < 2:
+        raise ValueError(f"leaving a seed out needs at least 2 seeds, got {num_seeds}")
+    out_r, out_f = np.zeros(result.shape[1:]), np.zeros(result.shape[1:], bool)
+    tables = []
+    for k in range(num_seeds):
+        others = [s for s in range(num_seeds) if s != k]
+        table = lookup_table(result[..., others], finished[..., others], rule)
+        tables.append(table.tolist())
+        r, f = chosen_games(result[..., k:k + 1], finished[..., k:k + 1], table)
+        out_r[..., k], out_f[..., k] = r[..., 0], f[..., 0]
+    return out_r, out_f, tables
 
 
 def chosen_games(result: np.ndarray, finished: np.ndarray, table: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -79,7 +122,7 @@ def specialisation_report(result: np.ndarray, finished: np.ndarray, train: Seque
       result, finished: [n, P, 2, S] every player's game per (opening, team's turn, seed).
       train, heldout: disjoint index lists into the seed axis.
 
-    Returns a dict of tallies (``matches.tally``):
+    Returns a dict of tallies (``arena.tally``):
       ``lookup``: the table built on ``train`` seeds (``table`` [P, 2]) scored on ``heldout``;
       ``per_player`` [n] and ``best_latent`` (the best of them, with ``player``) and
       ``max_over_latents`` on ``heldout``: the reference lines of Fig. 21;
@@ -97,34 +140,29 @@ def specialisation_report(result: np.ndarray, finished: np.ndarray, train: Seque
     n = result.shape[0]
     table = lookup_table(result[..., train], finished[..., train])
     held_r, held_f = result[..., heldout], finished[..., heldout]
-    per_player = [matches.tally(held_r[j], held_f[j]) for j in range(n)]
+    per_player = [arena.tally(held_r[j], held_f[j]) for j in range(n)]
     best = int(np.argmax([p["score"] if np.isfinite(p["score"]) else -1.0 for p in per_player]))
     report = {
         "num_players": n, "train_seeds": len(train), "heldout_seeds": len(heldout),
         "table": table.tolist(),
-        "lookup": matches.tally(*chosen_games(held_r, held_f, table)),
+        "lookup": arena.tally(*chosen_games(held_r, held_f, table)),
         "per_player": per_player,
         "best_latent": dict(per_player[best], player=best),
-        "max_over_latents": matches.tally(*max_over_latents_games(held_r, held_f)),
+        "max_over_latents": arena.tally(*max_over_latents_games(held_r, held_f)),
     }
     num_seeds = result.shape[-1]
     if num_seeds > 1:
-        loso_r, loso_f = np.zeros(result.shape[1:]), np.zeros(result.shape[1:], bool)
-        for k in range(num_seeds):
-            others = [s for s in range(num_seeds) if s != k]
-            r, f = chosen_games(result[..., k:k + 1], finished[..., k:k + 1],
-                                lookup_table(result[..., others], finished[..., others]))
-            loso_r[..., k], loso_f[..., k] = r[..., 0], f[..., 0]
+        loso_r, loso_f, _ = leave_one_seed_out(result, finished)
         report["leave_one_seed_out"] = {
-            "lookup": matches.tally(loso_r, loso_f),
-            "per_player": [matches.tally(result[j], finished[j]) for j in range(n)],
-            "max_over_latents": matches.tally(*max_over_latents_games(result, finished)),
+            "lookup": arena.tally(loso_r, loso_f),
+            "per_player": [arena.tally(result[j], finished[j]) for j in range(n)],
+            "max_over_latents": arena.tally(*max_over_latents_games(result, finished)),
         }
     else:
         report["leave_one_seed_out"] = None
     # Over every seed: each player's record by turn (paper Table 3: as White / as Black when
     # the starts have White to move) and its mean score per opening and turn (Figs. 6, 23).
-    report["per_player_by_turn"] = [{turn: matches.tally(result[j][:, k], finished[j][:, k])
+    report["per_player_by_turn"] = [{turn: arena.tally(result[j][:, k], finished[j][:, k])
                                      for k, turn in enumerate(("first", "second"))} for j in range(n)]
     report["opening_scores"] = game_scores(result, finished).mean(axis=-1).tolist()  # [n][P][2]
     return report
@@ -141,8 +179,8 @@ class SpecialisationResult:
 
 def play_specialisation(
     env: pgx.core.Env,
-    team: Team,
-    opponent: opponents.Policy,
+    team: Agent,
+    opponent: Policy,
     opponent_params: Any,
     *,
     starts: Optional[pgx.core.State] = None,
@@ -188,6 +226,6 @@ def play_specialisation(
 
 
 __all__ = [
-    "SpecialisationResult", "result_grid", "game_scores", "lookup_table", "chosen_games", "max_over_latents_games",
-    "specialisation_report", "play_specialisation",
+    "LOOKUP_RULES", "SpecialisationResult", "result_grid", "game_scores", "lookup_table", "leave_one_seed_out",
+    "chosen_games", "max_over_latents_games", "specialisation_report", "play_specialisation",
 ]

@@ -1,11 +1,11 @@
-"""The trained team of the evaluation code, and the solver interface of the puzzle runners.
+"""The solver interface of the puzzle runners.
 
-``Team`` is the library's one agent type, ``azdb_jax.agent.Agent``: a network with its
-parameters, the game it plays, its size, the search settings used to evaluate it and
-what its players' searches mix in (λ_i, ψ, ℓ0: by default they search as in self-play;
-``extrinsic_only`` is the paper's ablation). ``azdb_jax.runs.load_agent`` (and
-``evaluation.loading.load_team``) build one from a run's checkpoint; tests build one
-from any ``apply_fn`` (e.g. a stub network).
+The team every evaluation measures is the library's one agent type,
+``azdb_jax.agent.Agent``: a network with its parameters, the game it plays, its size, the
+search settings used to evaluate it and what its players' searches mix in (λ_i, ψ, ℓ0: by
+default they search as in self-play; ``extrinsic_only`` is the paper's ablation).
+``azdb_jax.runs.load_agent`` (and ``evaluation.loading.load_team``) build one from a run's
+checkpoint; tests build one from any ``apply_fn`` (e.g. a stub network).
 
 A *solver* answers chess positions (``chess.Board``; Gardner chess: ``GardnerBoard``, the
 same board API) for the puzzle runners (``azdb_jax.evaluation.puzzles``):
@@ -23,14 +23,7 @@ import numpy as np
 from azdb_jax import agent as agent_lib
 
 
-SEARCH_MODES = agent_lib.SEARCH_MODES
-SearchHook = agent_lib.SearchHook  # the intrinsic-reward arguments of a search
-
-# The trained team of every evaluation: the library's one agent type (``azdb_jax.agent``).
-Team = agent_lib.Agent
-
-
-def label_rows(rows: Sequence[Mapping[str, Any]], team: Team) -> List[Dict[str, Any]]:
+def label_rows(rows: Sequence[Mapping[str, Any]], team: agent_lib.Agent) -> List[Dict[str, Any]]:
     """``rows`` with a ``search`` column (the team's search mode), so that a CSV of the
     ablation says so on every line."""
     return [{**row, "search": team.search_mode} for row in rows]
@@ -53,11 +46,11 @@ class Solver(Protocol):
         ...
 
 
-def check_num_players(team: Team, expected: Optional[int], *, source: str = "checkpoint") -> None:
+def check_num_players(team: agent_lib.Agent, expected: Optional[int], *, source: str = "checkpoint") -> None:
     """Raises ``ValueError`` when ``expected`` is given and differs from the team's size."""
     if expected is not None and expected != team.num_players:
         raise ValueError(f"{source} holds a team of {team.num_players} player(s), but {expected} were asked for; "
                          f"pass num_players={team.num_players} (or leave it unset)")
 
 
-__all__ = ["Team", "SearchHook", "SEARCH_MODES", "Solver", "SolverOutput", "check_num_players", "label_rows"]
+__all__ = ["Solver", "SolverOutput", "check_num_players", "label_rows"]

@@ -8,7 +8,8 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
-AGENT_LABELS = {"lookup": "sub-additive (lookup)", "max_over_latents": "max over latents",
+AGENT_LABELS = {"lookup": "sub-additive (lookup)", "lookup_gap": "sub-additive (lookup, GAP)",
+                "max_over_latents": "max over latents",
                 "lookup_heldout": "lookup (held-out seeds)"}
 
 

@@ -4,6 +4,7 @@
     pretrained.names()                  # ['connect_four', ...]
     team = pretrained.load("connect_four")   # an azdb_jax.agent.Agent
     pretrained.info("connect_four")     # how it was trained: command, seed, commit, files
+    pretrained.info("connect_four")["strength"]   # where measured: its strength
 
 A shipped team is a run directory cut down to what play needs (``azdb_jax.team_files``):
 ``config.json`` and one checkpoint with the network parameters, the expected features ψ
@@ -44,6 +45,16 @@ RECIPES: Dict[str, Recipe] = {
         preset="demo", overrides=("run.seed=0",),
         description="connect four: the demo preset's team of 3 (player 0 plain AlphaZero, players 1-2 with the "
                     "diversity reward, λ = 0.7), 120 iterations"),
+    # The screen run of docs/results.md ("Plain AlphaZero at a 30-minute budget"): the
+    # connect_four_levers.py lever az+batch4+cosine with the replay raised, seed 21.
+    "connect_four_az": Recipe(
+        preset="demo",
+        overrides=("team.num_players=1", "team.lam=1.0", "team.matchmaker=selfplay", "selfplay.num_games=256",
+                   "run.learner_steps=48", "learner.schedule=cosine", "learner.decay_steps=14400",
+                   "learner.final_lr_fraction=0.1", "replay.capacity=160000", "run.num_iterations=300",
+                   "run.eval_every=0", "run.checkpoint_every=50", "run.keep_checkpoints=7", "run.seed=21"),
+        description="connect four: one plain AlphaZero player (the demo preset's network and search, 256 games a "
+                    "window, cosine learning rate), 300 iterations, about 38 minutes on 2 CPU cores"),
     "gardner": Recipe(
         preset="gardner_cpu", overrides=("run.num_iterations=100", "run.seed=0"),
         description="Gardner's 5x5 chess: the gardner_cpu preset's team of 3 (λ = 0.9, PSRO-Nash, Gumbel search), "
@@ -59,6 +70,17 @@ def names() -> List[str]:
 def info(name: str) -> Dict[str, Any]:
     """Shipped team ``name``'s manifest: description, command, seed, commit, iteration, files."""
     return team_files.manifest(name)
+
+
+def record(name: str, fields: Mapping[str, Any], *, root: Optional[pathlib.Path] = None) -> Dict[str, Any]:
+    """Adds ``fields`` (e.g. a measured ``strength``) to shipped team ``name``'s manifest, its
+    files checked first and their hashes kept; the manifest is replaced in one rename."""
+    reserved = {"files", "name", "game", "iteration", "players", "source"} & set(fields)
+    if reserved:
+        raise ValueError(f"a manifest's own fields cannot be recorded over: {', '.join(sorted(reserved))}")
+    folder = team_files.folder(name, root=root)  # checks every file against the manifest
+    info = {k: v for k, v in team_files.manifest(name, root=root).items() if k != "files"}
+    return team_files.write_manifest(folder, {**info, **dict(fields)})
 
 
 def path(name: str) -> pathlib.Path:
@@ -140,4 +162,4 @@ def export(run, name: str, *, step: Optional[int] = None, info_fields: Optional[
     return root / name
 
 
-__all__ = ["Recipe", "RECIPES", "names", "info", "path", "load", "export"]
+__all__ = ["record", "Recipe", "RECIPES", "names", "info", "path", "load", "export"]

@@ -6,7 +6,7 @@ with a ``tracker`` (``tracking.PossibleStates``), checks after each of its obser
 whether the game's true board is among the tracked boards. ``run_gauntlet`` plays N
 games with alternating colours (White in even-numbered games), seeding Python's
 ``random`` (the reconchess bots' randomness) per game, and ``summarize`` reduces them
-to W/D/L, score, Elo with a 95% interval (``evaluation.matches.tally``: ±1.96 standard errors;
+to W/D/L, score, Elo with a 95% interval (``arena.tally``: ±1.96 standard errors;
 at a perfect score or a whitewash the interval of the clipped score, flagged
 ``saturated``), the tracker's set sizes (sizes: distinct boards after each sense and own
 move, averaged per game then over games; pairs: the (board, opponent move) pairs before
@@ -44,8 +44,7 @@ import chess
 import numpy as np
 import reconchess
 
-from azdb_jax import files
-from azdb_jax.evaluation import matches
+from azdb_jax import arena, files
 
 __all__ = ["OPPONENTS", "check_opponent", "make_opponent", "GameRecord", "OpponentError", "engine_died", "play_game",
            "run_gauntlet", "summarize"]
@@ -204,7 +203,7 @@ def _finite(x: float) -> Optional[float]:
 
 def summarize(records: List[GameRecord]) -> Dict[str, Any]:
     """W/D/L, score, Elo ± 95%, tracker aggregates and seconds per game (module docstring)."""
-    tally = matches.tally([r.result for r in records], [True] * len(records))  # the library's one tally
+    tally = arena.tally([r.result for r in records], [True] * len(records))  # the library's one tally
     saturated = not np.isfinite(tally["elo"])
     elo, half = tally["elo_clipped"], 1.96 * tally["elo_clipped_stderr"]  # finite bound at a whitewash
     trackers = [r.tracker for r in records if r.tracker]

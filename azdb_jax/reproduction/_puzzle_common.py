@@ -21,8 +21,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from azdb_jax import data, games, planning
+from azdb_jax.agent import Agent
 from azdb_jax.evaluation import puzzles
-from azdb_jax.evaluation.team import Team
 from azdb_jax.reproduction.results import stderr
 
 SEED = 0
@@ -57,8 +57,8 @@ def puzzle_sets(game: str, count: int, names: Optional[Sequence[str]] = None) ->
 # ------------------------------------------------------------------ the team
 
 
-def with_search(team: Team, *, num_simulations: Optional[int] = None, algorithm: Optional[str] = None,
-                extrinsic_only: Optional[bool] = None) -> Team:
+def with_search(team: Agent, *, num_simulations: Optional[int] = None, algorithm: Optional[str] = None,
+                extrinsic_only: Optional[bool] = None) -> Agent:
     """``team`` with another budget, search algorithm (``puct``/``gumbel``) or search mode."""
     if num_simulations is not None:
         team = team.with_simulations(int(num_simulations))

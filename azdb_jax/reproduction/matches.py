@@ -1,7 +1,8 @@
 """Figure group ``matches`` (paper Table 2, 3, Fig. 6, 21-23): AZdb against AZ in matches.
 
 Both arms trained with the same budget (equal compute, ``scales``); ``azdb`` seed k meets
-``az`` seed k. Every game starts from one of ``eval.openings`` opening positions (the
+``az`` seed k, or every ``az`` seed (the scale's ``eval.match_pairings``), and the λ = 1
+``control`` plays the same pairings where ``eval.match_sides`` names it. Every game starts from one of ``eval.openings`` opening positions (the
 ``openings`` group's: Gardner chess, the start and short random openings with a fixed
 seed; chess, ECO openings), once with each colour, for ``seeds`` match seeds, so that a
 pairing plays ``2 · openings · seeds`` games (``seeds = max(2, ⌈eval.match_games / (2 ·
@@ -18,7 +19,9 @@ Agents on the AZdb side, all against the AZ network's player 0:
   rule of Eq. 9 choosing whose move to play (``Agent.rule_policy``; the paper's GAP);
 - ``lookup``: the opening-specialisation lookup of Appendix C.5 (Table 2 "sub-additive
   planning"): per (opening, colour) the player with the best mean score over the other
-  seeds, scored on the left-out seed (leave one seed out); ``lookup_heldout`` builds the
+  seeds, scored on the left-out seed (leave one seed out); ``lookup_gap`` the same with the
+  player of each cell chosen by Eq. 9's GAP rule over the scores
+  (``specialisation.lookup_table``); ``lookup_heldout`` builds the
   table on the first seeds and scores the rest, and ``lookup_curve`` does so for 1, 2, …
   training seeds (Fig. 21);
 - ``max_over_latents``: per game the best result any player got (an oracle bound).
@@ -48,13 +51,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import adjudication, games
+from azdb_jax import adjudication, arena, games
 from azdb_jax import agent as agent_lib
 from azdb_jax.evaluation import loading
 from azdb_jax.evaluation import matches as matches_lib
 from azdb_jax.evaluation import specialisation
 from azdb_jax.reproduction import openings as openings_group
-from azdb_jax.reproduction.results import Results, RunInfo, stderr
+from azdb_jax.reproduction.results import Results, ResultsError, RunInfo, crossed_mean_stderr, stderr
 
 ARMS = ("azdb", "az")
 SEED = 0
@@ -73,9 +76,9 @@ def num_match_seeds(match_games: int, num_openings: int) -> int:
 
 
 def record(result, decided) -> Dict[str, Any]:
-    """``matches.tally`` of games (result +1/0/−1 for the AZdb side; ``decided`` [..] bool)
+    """``arena.tally`` of games (result +1/0/−1 for the AZdb side; ``decided`` [..] bool)
     (its ``score_stderr`` included) plus the win rate in % (``winrate``, the score × 100, as in Table 2)."""
-    out = matches_lib.tally(result, decided)
+    out = arena.tally(result, decided)
     out["winrate"] = 100.0 * out["score"] if out["finished"] else float("nan")
     return out
 
@@ -258,17 +261,13 @@ def summarise_pairing(azdb_run: RunInfo, az_run: RunInfo, azdb, az, played: Dict
     heldout = list(range(train[-1] + 1, num_seeds))
     spec = specialisation.specialisation_report(result, decided, train, heldout)
     oracle_r, oracle_d = specialisation.max_over_latents_games(result, decided)
-    # the lookup's games, leave one seed out: per seed the table of the other seeds
-    lookup_r, lookup_d = np.zeros(result.shape[1:]), np.zeros(result.shape[1:], bool)
-    tables = []
-    for k in range(num_seeds):
-        others = [s for s in range(num_seeds) if s != k]
-        table = specialisation.lookup_table(result[..., others], decided[..., others])
-        tables.append(table.tolist())
-        r, d = specialisation.chosen_games(result[..., k:k + 1], decided[..., k:k + 1], table)
-        lookup_r[..., k], lookup_d[..., k] = r[..., 0], d[..., 0]
-    agents["lookup"] = _grid_summary(lookup_r, lookup_d, colour_of_first)
-    agents["lookup"]["tables"] = tables  # [S][P][2]: player per (opening, AZdb side first/second)
+    # the lookup's games, leave one seed out: per seed the table of the other seeds, the
+    # table's player the best of each cell ("lookup", Appendix C.5) or chosen by the GAP
+    # rule over the scores ("lookup_gap")
+    for name, rule in (("lookup", "best"), ("lookup_gap", "gap")):
+        lookup_r, lookup_d, tables = specialisation.leave_one_seed_out(result, decided, rule)
+        agents[name] = _grid_summary(lookup_r, lookup_d, colour_of_first)
+        agents[name]["tables"] = tables  # [S][P][2]: player per (opening, AZdb side first/second)
     agents["max_over_latents"] = _grid_summary(oracle_r, oracle_d, colour_of_first)
     held_table = np.asarray(spec["table"])
     held_r, held_d = specialisation.chosen_games(result[..., heldout], decided[..., heldout], held_table)
@@ -344,8 +343,63 @@ def combine(pairings: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def pairs_of(sides: Sequence[RunInfo], azs: Sequence[RunInfo], mode: str) -> List[Tuple[RunInfo, RunInfo]]:
+    """The (side, AZ) run pairs that meet: ``"same_seed"`` the runs of equal seed (a seed
+    either arm lacks is left out), ``"all"`` every side run against every AZ run, side
+    seed by side seed."""
+    if mode == "same_seed":
+        by_seed = {r.seed: r for r in azs}
+        return [(r, by_seed[r.seed]) for r in sides if r.seed in by_seed]
+    if mode == "all":
+        return [(r, b) for r in sides for b in azs]
+    raise ValueError(f"unknown pairing mode {mode!r}")
+
+
+def crossed(pairings: Sequence[Dict[str, Any]], agent: str, field: str = "elo_clipped"
+            ) -> Optional[Dict[str, Any]]:
+    """``field`` of ``agent`` over pairings that cross every side seed with every AZ seed (at
+    least 2 x 2): the mean over the table with both arms' seeds random
+    (``results.crossed_mean_stderr``) and the table itself; None when they do not."""
+    side_seeds = sorted({int(p["seed"]) for p in pairings})
+    az_seeds = sorted({int(p["az_seed"]) for p in pairings})
+    cells = {(int(p["seed"]), int(p["az_seed"])): p["agents"][agent][field] for p in pairings}
+    if len(side_seeds) < 2 or len(az_seeds) < 2 or len(cells) != len(side_seeds) * len(az_seeds):
+        return None
+    table = [[cells[(i, j)] for j in az_seeds] for i in side_seeds]
+    if not np.isfinite(np.asarray(table, float)).all():
+        return None
+    return dict(crossed_mean_stderr(table), table=table, side_seeds=side_seeds, az_seeds=az_seeds)
+
+
+def _play(results: Results, pairs: Sequence[Tuple[RunInfo, RunInfo]], openings, seeds,
+          batch_members: Optional[bool]) -> Tuple[List[Dict[str, Any]], bool]:
+    """Every pairing's ``{"summary", "rows"}`` and whether they played as members of one program."""
+    sizes = results.scale.eval
+    batched = (jax.default_backend() != "cpu") if batch_members is None else batch_members
+    batched = batched and len(pairs) > 1 and len({(a.configuration, b.configuration) for a, b in pairs}) == 1
+    if batched:  # every pairing a member of one program per agent
+        loaded = [(loading.load_team(a.workdir, num_simulations=sizes.simulations),
+                   loading.load_team(b.workdir, num_simulations=sizes.simulations)) for a, b in pairs]
+        policies = pairing_policies(results.scale.game, *loaded[0], openings,
+                                    (pairs[0][0].configuration, pairs[0][1].configuration))
+        played = play_pairings(results, policies, [a for a, _ in loaded], [b for _, b in loaded], openings, seeds)
+        return [summarise_pairing(*pair, *agents, one, openings, seeds)
+                for pair, agents, one in zip(pairs, loaded, played)], True
+    outs, policies = [], None
+    for side_run, az_run in pairs:
+        outs.append(evaluate_pairing(results, side_run, az_run, openings, seeds, policies))
+        policies = outs[-1]["policies"]
+    return outs, False
+
+
 def evaluate(results: Results, batch_members: Optional[bool] = None) -> dict:
     """Evaluates the group into ``results`` (``eval/matches.json|csv``); returns the report.
+
+    Which seeds meet is the scale's ``eval.match_pairings`` (``pairs_of``); the λ = 1
+    control plays the same pairings against AZ when ``eval.match_sides`` names it (its
+    pairings and agents under ``summary["control"]``). Where the pairings cross every seed
+    of both arms, each agent's ``crossed`` entry holds its Elo over the table with both
+    arms' seeds random.
 
     ``batch_members``: play every pairing as a member of one program per agent
     (``play_pairings``) when the pairings share their two configurations; default on an
@@ -355,48 +409,51 @@ def evaluate(results: Results, batch_members: Optional[bool] = None) -> dict:
     sizes = results.scale.eval
     openings = openings_group.opening_positions(results.scale.game, sizes.openings)
     seeds = list(range(num_match_seeds(sizes.match_games, len(openings))))
-    found = {arm: results.runs(arm) for arm in ARMS}
-    for arm in ARMS:
+    sides = tuple(sizes.match_sides)
+    found = {arm: results.runs(arm) for arm in (*sides, "az")}
+    for arm in found:
         if not found[arm]:
             results.first_run(arm)  # ResultsError saying how to train it
-    count = min(len(found["azdb"]), len(found["az"]))
-    pairs = [(found["azdb"][k], found["az"][k]) for k in range(count)]
-    batched = (jax.default_backend() != "cpu") if batch_members is None else batch_members
-    batched = batched and count > 1 and len({(a.configuration, b.configuration) for a, b in pairs}) == 1
-    outs = []
-    if batched:  # every pairing a member of one program per agent
-        loaded = [(loading.load_team(a.workdir, num_simulations=sizes.simulations),
-                   loading.load_team(b.workdir, num_simulations=sizes.simulations)) for a, b in pairs]
-        policies = pairing_policies(results.scale.game, *loaded[0], openings,
-                                    (pairs[0][0].configuration, pairs[0][1].configuration))
-        played = play_pairings(results, policies, [a for a, _ in loaded], [b for _, b in loaded], openings, seeds)
-        outs = [summarise_pairing(*pair, *agents, one, openings, seeds)
-                for pair, agents, one in zip(pairs, loaded, played)]
-    else:
-        policies = None
-        for azdb_run, az_run in pairs:
-            outs.append(evaluate_pairing(results, azdb_run, az_run, openings, seeds, policies))
-            policies = outs[-1]["policies"]
-    pairings, rows, names = [], [], []
-    for (azdb_run, az_run), out in zip(pairs, outs):
-        pairings.append(out["summary"])
-        rows += out["rows"]
-        names += [azdb_run.name, az_run.name]
+    played_by_side, rows, names, any_batched = {}, [], [], False
+    for side in sides:
+        pairs = pairs_of(found[side], found["az"], sizes.match_pairings)
+        if not pairs:
+            raise ResultsError(f"{results.root}: no {side} run has an az run of its seed to play")
+        outs, batched = _play(results, pairs, openings, seeds, batch_members)
+        any_batched = any_batched or batched
+        pairings = []
+        for (side_run, az_run), out in zip(pairs, outs):
+            pairings.append(dict(out["summary"], side=side, az_seed=az_run.seed))
+            rows += [dict(r, side=side) for r in out["rows"]]
+            names += [n for n in (side_run.name, az_run.name) if n not in names]
+        played_by_side[side] = pairings
+    sides_out = {}
+    for side, pairings in played_by_side.items():
+        agents = combine([p for p in pairings if p["seed"] == p["az_seed"]] or pairings)
+        for agent in agents:
+            table = crossed(pairings, agent)
+            if table is not None:
+                agents[agent]["crossed"] = table
+        sides_out[side] = {"pairings": pairings, "agents": agents}
     summary = {
         "game": results.scale.game, "openings": [{"label": label, "fen": fen} for label, fen in openings],
         "seeds": seeds, "games_per_agent": 2 * len(openings) * len(seeds), "num_simulations": sizes.simulations,
         "max_plies": sizes.max_plies, "adjudication": ADJUDICATION, "margin": MARGIN,
         "sample_plies": SAMPLE_PLIES, "team_rules": list(TEAM_RULES), "colours": list(COLOURS),
         "score_units": "score: W 1, D 1/2, L 0 (winrate = 100 x score); opening scores: win 1, draw 0, loss -1",
-        "pairings": pairings,
-        "agents": combine(pairings),
-        "stderr_over": "seeds" if count > 1 else "games",
-        "members_batched": bool(batched),
+        "match_pairings": sizes.match_pairings,
+        "pairings": sides_out["azdb"]["pairings"],
+        "agents": sides_out["azdb"]["agents"],
+        "stderr_over": "seeds" if len({p["seed"] for p in sides_out["azdb"]["pairings"]}) > 1 else "games",
+        "agents_over": "the same-seed pairings (each agent's 'crossed' entry: every pairing)",
+        "members_batched": bool(any_batched),
     }
+    if "control" in sides_out:
+        summary["control"] = sides_out["control"]
     results.write_report("matches", summary, rows, runs=names, seconds=time.perf_counter() - start)
     return results.read_report("matches")
 
 
 __all__ = ["ARMS", "PairingPolicies", "evaluate", "evaluate_pairing", "pairing_policies", "play_pairings",
-           "summarise_pairing", "num_match_seeds", "record", "opening_scores",
+           "summarise_pairing", "num_match_seeds", "record", "opening_scores", "pairs_of", "crossed",
            "lookup_curve", "combine", "stderr"]

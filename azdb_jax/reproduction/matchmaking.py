@@ -23,8 +23,7 @@ from azdb_jax.evaluation import run_summary
 from azdb_jax.reproduction.results import Results, ResultsError
 
 ARMS = ("azdb",)
-# Fig. 9 (a)-(f); psro_uniform is matchmaking's fictitious_play.
-MATCHMAKERS = ("selfplay", "uniform", "psro_nash", "psro_rectified", "psro_uniform", "psro_cycle")
+MATCHMAKERS = matchmaking.MATCHMAKERS  # Fig. 9 (a)-(f)
 
 
 def graph_files(workdir) -> List[pathlib.Path]:

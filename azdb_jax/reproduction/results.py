@@ -26,6 +26,7 @@ import numpy as np
 
 from azdb_jax import checkpoint
 from azdb_jax.evaluation import reports
+from azdb_jax.files import write_atomic
 from azdb_jax.reproduction import scales as scales_lib
 
 MANIFEST = "manifest.json"
@@ -36,6 +37,39 @@ def stderr(values) -> float:
     two): the error bar of every figure group (over games, positions, puzzles or seeds)."""
     values = np.asarray(values, float)
     return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+
+
+def crossed_mean_stderr(values) -> Dict[str, float]:
+    """The mean of an a x b table of one measure over every pairing of two arms' seeds
+    (AZdb seed i against AZ seed j), and its standard error with both arms' seeds random.
+
+    The two-way crossed random-effects model without replication, ``y_ij = μ + α_i + β_j +
+    ε_ij``: the mean's variance is ``σ_α²/a + σ_β²/b + σ_ε²/(ab)``, estimated from the mean
+    squares of rows (``MS_A``, expectation ``σ_ε² + b σ_α²``), columns (``MS_B``,
+    ``σ_ε² + a σ_β²``) and the residual (``MS_E``, ``σ_ε²``) as ``(MS_A + MS_B − MS_E) / (ab)``
+    with Satterthwaite's degrees of freedom. Where that falls below the residual's own
+    share ``MS_E / (ab)`` (a component estimated negative), the floor is used with the
+    residual's ``(a − 1)(b − 1)`` degrees of freedom. Needs a, b >= 2.
+
+    Returns ``{"mean", "stderr", "dof", "rows", "cols"}``.
+    """
+    table = np.asarray(values, float)
+    if table.ndim != 2 or min(table.shape) < 2 or not np.isfinite(table).all():
+        raise ValueError(f"need a finite a x b table with a, b >= 2, got shape {table.shape}")
+    a, b = table.shape
+    mean = float(table.mean())
+    rows, cols = table.mean(axis=1), table.mean(axis=0)
+    ms_a = b * float(((rows - mean) ** 2).sum()) / (a - 1)
+    ms_b = a * float(((cols - mean) ** 2).sum()) / (b - 1)
+    resid = table - rows[:, None] - cols[None, :] + mean
+    ms_e = float((resid ** 2).sum()) / ((a - 1) * (b - 1))
+    parts = [(ms_a, a - 1), (ms_b, b - 1), (-ms_e, (a - 1) * (b - 1))]
+    var = sum(m for m, _ in parts) / (a * b)
+    if var <= ms_e / (a * b):  # the components' estimate fell below the residual's share
+        var, dof = ms_e / (a * b), float((a - 1) * (b - 1))
+    else:
+        dof = (var * a * b) ** 2 / sum(m * m / d for m, d in parts)
+    return {"mean": mean, "stderr": float(np.sqrt(var)), "dof": float(dof), "rows": a, "cols": b}
 
 
 class ResultsError(RuntimeError):
@@ -125,7 +159,7 @@ class Results:
         manifest["description"] = self.scale.description
         manifest.setdefault(section, {})[key] = dict(entry)
         manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        reports.write_atomic(self.root / MANIFEST, json.dumps(reports._plain(manifest), indent=1))  # pylint: disable=protected-access
+        write_atomic(self.root / MANIFEST, json.dumps(reports._plain(manifest), indent=1))  # pylint: disable=protected-access
 
     # ---------------------------------------------------------------- runs
 

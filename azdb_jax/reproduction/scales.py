@@ -51,6 +51,11 @@ class EvalSizes:
       max_plies: evaluation games stop here and are adjudicated by material.
       engine_nodes: Fairy-Stockfish / Stockfish node budget as a solver and opponent.
       trials: numbers of latents tried in the scaling and selection figures (Fig. 7, 8).
+      match_pairings: which seeds meet in the matches (Table 2): ``"same_seed"`` (AZdb
+        seed k against AZ seed k) or ``"all"`` (every AZdb seed against every AZ seed, so
+        the interval covers both networks' seeds; ``results.crossed_mean_stderr``).
+      match_sides: the arms that play AZ in the matches: ``("azdb",)``, or with the λ = 1
+        ``"control"`` too (Table 2 for the control, the same pairings).
     """
 
     simulations: int = 32
@@ -63,6 +68,19 @@ class EvalSizes:
     max_plies: int = 100
     engine_nodes: int = 1000
     trials: Tuple[int, ...] = (1, 2, 3)
+    match_pairings: str = "same_seed"
+    match_sides: Tuple[str, ...] = ("azdb",)
+
+    def __post_init__(self):
+        if self.match_pairings not in MATCH_PAIRINGS:
+            raise ValueError(f"eval.match_pairings must be one of {', '.join(MATCH_PAIRINGS)}, "
+                             f"got {self.match_pairings!r}")
+        if not self.match_sides or self.match_sides[0] != "azdb" or not set(self.match_sides) <= {"azdb", "control"}:
+            raise ValueError(f"eval.match_sides must start with 'azdb' and hold only 'azdb' and 'control', "
+                             f"got {self.match_sides!r}")
+
+
+MATCH_PAIRINGS = ("same_seed", "all")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,7 +179,7 @@ SCALES: Dict[str, Scale] = {
         start_sources=_GARDNER_SETS, heldout_group="gardner:mate_in_3", test_count=100,
         eval=EvalSizes(simulations=32, scaling_simulations=(8, 16, 32, 64), puzzles_per_set=100, positions=200,
                        openings=12, occupancy_games=32, match_games=32, max_plies=100, engine_nodes=1000,
-                       trials=(1, 2, 3)),
+                       trials=(1, 2, 3), match_pairings="all", match_sides=("azdb", "control")),
         description="Gardner chess, the gardner_cpu preset for 60 iterations per arm (a laptop overnight)"),
     "chess_fast": Scale(
         name="chess_fast", game="chess", preset="azdb_fast", num_players=5, lam=0.9, seeds=(0,), puzzle_seeds=(0,),
@@ -220,7 +238,8 @@ PACK_GROUPS = ("openings", "solve_rates", "matches")
 SCALES["cpu16"] = dataclasses.replace(
     SCALES["cpu"], name="cpu16", seeds=tuple(range(10, 26)), arms=PACK_ARMS, groups=PACK_GROUPS,
     overrides=(*SCALES["cpu"].overrides, "run.checkpoint_replay=false", "run.checkpoint_every=60"),
-    eval=dataclasses.replace(SCALES["cpu"].eval, match_games=144),
+    # 16 x 16 pairings would be 256 matches per agent: the pack's seeds meet seed by seed.
+    eval=dataclasses.replace(SCALES["cpu"].eval, match_games=144, match_pairings="same_seed", match_sides=("azdb",)),
     description="Gardner chess, the cpu scale's AZ, AZdb and control for 16 fresh seeds (10-25), as populations")
 # The pack cut to one accelerator lease (scripts/device_check.sh, part c): the same 16 seeds and
 # arms for 12 iterations instead of 60 and 48 games a pairing instead of 144. On one H200 an

@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azdb_jax import adjudication, runner
+from azdb_jax import adjudication, arena, runs
 from azdb_jax.evaluation import loading
 from azdb_jax.evaluation import matches as matches_lib
 from azdb_jax.evaluation import move_choices
@@ -51,7 +51,7 @@ TRAINING_METRICS = ("plies_per_game", "dropped_fraction", "reward_d_per_move", "
 def training_summary(workdir, *, last: int = LAST_ITERATIONS) -> Dict[str, float]:
     """Means over a run's last ``last`` training records of ``TRAINING_METRICS`` and of the
     players' mean d_i (``d_mean``); a metric the run did not record is NaN."""
-    records = [r for r in runner.read_metrics(workdir) if r.get("kind") == "train"][-last:]
+    records = [r for r in runs.read_metrics(workdir) if r.get("kind") == "train"][-last:]
     out = {name: float(np.mean([r.get(name, np.nan) for r in records])) for name in TRAINING_METRICS}
     out["d_mean"] = float(np.mean([np.mean([v for k, v in r.items() if k.startswith("d_") and k[2:].isdigit()])
                                    for r in records]))
@@ -107,7 +107,7 @@ def pooled(per_seed: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     players = []
     for j in range(num_players):
         counts = [int(sum(r["players"][j][k] for r in per_seed)) for k in ("wins", "draws", "losses")]
-        pooled_games = matches_lib.tally(np.repeat([1.0, 0.0, -1.0], counts), np.ones(sum(counts), bool))
+        pooled_games = arena.tally(np.repeat([1.0, 0.0, -1.0], counts), np.ones(sum(counts), bool))
         players.append({"player": j, "lam": per_seed[0]["players"][j]["lam"],
                         **{k: pooled_games[k] for k in ("wins", "draws", "losses", "score", "score_stderr")},
                         "games": sum(counts),
@@ -139,8 +139,8 @@ def evaluate(results: Results) -> dict:
     seeds = list(range(matches_group.num_match_seeds(sizes.match_games, len(openings))))
     arms = (CONTROL, *(v.name for v in scale.variants))
     found = {arm: {r.seed: r for r in results.runs(arm)} for arm in (REFERENCE, *arms)}
-    for arm, runs in found.items():
-        if not runs:
+    for arm, arm_runs in found.items():
+        if not arm_runs:
             results.first_run(arm)  # ResultsError saying how to train it
     per_arm: Dict[str, List[Dict[str, Any]]] = {arm: [] for arm in arms}
     rows: List[Dict[str, Any]] = []

@@ -13,7 +13,7 @@ Three kinds of function, all pure, batched over positions ``[B]`` and jittable:
 Juniors are stochastic players with a stated strength: a network's policy at a softmax
 temperature (``network_move_model``; an early checkpoint is a weak junior) or a small
 search sampled by its visit counts (``search_move_model``). Seniors: the strong plain
-AlphaZero player (the paper's *leela*; ``opponents.search_policy``), *tree* (the same
+AlphaZero player (the paper's *leela*; ``search_policy``), *tree* (the same
 search over the junior's network: ``tree_senior``), the *expector* (``stt_expector``,
 ``hb_expector``). ``tag_team`` and ``hand_and_brain`` compose two agents into one
 team policy of each framework.
@@ -31,16 +31,16 @@ import jax.numpy as jnp
 import pgx.core
 
 from azdb_jax import arena
-from azdb_jax import opponents
 from azdb_jax import search as search_lib
 from azdb_jax import tree_search
+from azdb_jax.agent import search_policy
+from azdb_jax.policies import Policy, sample_uniform
 from azdb_jax.skill import frameworks
 
 Array = jax.Array
 MoveModel = Callable[[Any, pgx.core.State], Array]  # (params, state [B]) -> [B, A] log-probabilities
 ValueModel = Callable[[Any, pgx.core.State], Array]  # (params, state [B]) -> [B] value in [-1, 1], side to move
 Brain = Callable[[Any, Array, pgx.core.State], Array]  # (params, key, state [B]) -> [B] piece types
-Policy = opponents.Policy
 
 
 def _log_probs(logits: Array, legal: Array) -> Array:
@@ -128,7 +128,7 @@ def tree_senior(env: pgx.core.Env, junior_apply: search_lib.ApplyFn, config: sea
                 player: int = 0) -> Policy:
     """*tree*: the search over the junior's network (its policy and value): a senior that
     knows nothing stronger than its junior. ``params`` are the junior's network's."""
-    return opponents.search_policy(env, junior_apply, config, player=player)
+    return search_policy(env, junior_apply, config, player=player)
 
 
 # ------------------------------------------------------------------ teams
@@ -348,13 +348,13 @@ def stt_expector(env: pgx.core.Env, models: STTModels, *, junior_top_k: int = 4,
 
     def policy(params, rng_key, state):
         moves, win = stt_move_values(env, models, params, state, **options)
-        slot = opponents.sample_uniform(rng_key, best_moves(moves, win))
+        slot = sample_uniform(rng_key, best_moves(moves, win))
         return jnp.take_along_axis(moves, slot[:, None], axis=1)[:, 0]
 
     def rows(params, keys, state, active=None):
         moves, win = stt_move_values(env, models, params, state, active=active, **options)
         best = best_moves(moves, win)
-        slot = jax.vmap(lambda k, b: opponents.sample_uniform(k, b[None])[0])(keys, best)
+        slot = jax.vmap(lambda k, b: sample_uniform(k, b[None])[0])(keys, best)
         return jnp.take_along_axis(moves, slot[:, None], axis=1)[:, 0]
 
     policy.rows = rows
@@ -405,7 +405,7 @@ def hb_expector(env: pgx.core.Env, models: HBModels, *, num_moves: Optional[int]
     def brain(params, rng_key, state):
         values = hb_piece_values(env, models, params, state, num_moves=num_moves)
         best = (values >= jnp.max(values, -1, keepdims=True) - 1e-6) & jnp.isfinite(values)
-        return opponents.sample_uniform(rng_key, best)
+        return sample_uniform(rng_key, best)
 
     return brain
 

@@ -24,6 +24,7 @@ import jax
 from azdb_jax import adjudication, arena, games, opponents, runs
 from azdb_jax.cli import common_flags
 from azdb_jax.evaluation import loading, matches, reports
+from azdb_jax.files import write_atomic
 from azdb_jax.skill import agents, attuned, measures
 
 FOCALS = ("tree", "expector", "attuned", "junior")
@@ -85,7 +86,7 @@ def attune(strong: str, junior: Junior, workdir, config: attuned.AttunedConfig, 
                     junior_simulations=junior.simulations, simulations=search_config.num_simulations,
                     **dataclasses.asdict(config))
     workdir.mkdir(parents=True, exist_ok=True)
-    reports.write_atomic(workdir / "attuned.json", json.dumps(settings, indent=1))
+    write_atomic(workdir / "attuned.json", json.dumps(settings, indent=1))
     metrics = workdir / "attuned_metrics.jsonl"
     metrics.write_text("")
     log(f"attuning {strong} (iteration {int(state.iteration)}) to {config.framework.upper()} with the junior "
@@ -233,7 +234,7 @@ def settings_record(settings: TableSettings) -> Dict[str, Any]:
 def write_tables(out, report: Dict[str, Any]) -> None:
     """``skill_compat.json`` (everything) and ``matches.*`` / ``losses.*`` (the rows) in ``out``."""
     out = pathlib.Path(out)
-    reports.write_atomic(out / "skill_compat.json", json.dumps(report, indent=1, default=float))
+    write_atomic(out / "skill_compat.json", json.dumps(report, indent=1, default=float))
     flat = [{k: v for k, v in r.items() if k != "delta"} for r in report["matches"]]
     if flat:
         reports.write_report(out / "matches", {"strong": report["strong"], "junior": report["junior"]}, flat)
@@ -278,7 +279,7 @@ def _engine_match(env, policy, params, limit: str, starts, max_plies: int, rng_k
     finally:
         engine.close()
     finished = np.asarray(result.finished)
-    tally = matches.tally(np.asarray(result.result), np.ones_like(finished))
+    tally = arena.tally(np.asarray(result.result), np.ones_like(finished))
     wins, draws, losses = int(tally["wins"]), int(tally["draws"]), int(tally["losses"])
     return dict(engine=engine.name, limit=limit, games=wins + draws + losses, wins=wins, draws=draws, losses=losses,
                 unfinished=int((~finished).sum()), score=float(tally["score"]),

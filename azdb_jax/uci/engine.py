@@ -33,6 +33,8 @@ from azdb_jax.uci.protocol import UciError
 from azdb_jax.uci.server import OptionSpec, SearchJob, UciServer, overhead_option, variant_option
 
 ENGINE_NAME = "azdb_jax"
+# planning.SELECTION_RULES' names (spelt out: this module loads without JAX, so ``uci``
+# answers at once; tests/test_uci_engine.py checks the two agree), a fixed player, the lookup.
 RULE_CHOICES = ("visit", "value", "lcb", "gap", "player", "lookup")
 MOVE_CHOICES = ("visits", "lcb")
 INFO_SECONDS = 1.0  # an info line at least this often while searching

@@ -40,8 +40,7 @@ import chess
 import chess.engine
 import chess.pgn
 
-from azdb_jax import referee
-from azdb_jax.evaluation import matches
+from azdb_jax import arena, referee
 from azdb_jax.uci import protocol, timeman
 
 # Short, common openings as UCI moves (facts of the game, not third-party data).
@@ -265,7 +264,7 @@ def play_match(engine_command: Sequence[str], opponent_command: Sequence[str], *
 
 
 def tally(records: Sequence[GameRecord]) -> Dict[str, object]:
-    """The tally of the engine's games (``evaluation.matches.tally`` from its side: W/D/L, score
+    """The tally of the engine's games (``arena.tally`` from its side: W/D/L, score
     and Elo with standard errors), faults per kind and side, clock use.
 
     ``budget_share``: the engine's time per move ÷ its allotment, averaged over its moves
@@ -273,7 +272,7 @@ def tally(records: Sequence[GameRecord]) -> Dict[str, object]:
     first engine move (the largest over games, and the mean); ``engine_move_seconds`` and
     ``opponent_move_seconds``: each side's mean time a move.
     """
-    counts = matches.tally([2.0 * r.engine_score - 1.0 for r in records], [True] * len(records))
+    counts = arena.tally([2.0 * r.engine_score - 1.0 for r in records], [True] * len(records))
     faults = {f"{side}_{kind}": sum(r.faulty == side and r.termination == kind for r in records)
               for side in ("engine", "opponent") for kind in FAULTS}
     terminations: Dict[str, int] = {}

@@ -30,9 +30,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from azdb_jax import anytime, games, planning
+from azdb_jax.agent import Agent
 from azdb_jax.envs.chess import DEFAULT_MAX_PIECES
 from azdb_jax.evaluation import solver_search
-from azdb_jax.evaluation.team import Team
 
 RULES = tuple(planning.SELECTION_RULES)  # visit, value, lcb, gap: the order of Answers.rule_*
 MAX_REUSED_PLIES = 8  # a later position this many plies past the tree's root can reuse it
@@ -70,7 +70,7 @@ class TeamSearcher:
     """The anytime search of one checkpoint's team.
 
     Args:
-      team: a chess or Gardner chess ``Team``.
+      team: a chess or Gardner chess ``Agent``.
       move: the chosen player's move, ``visits`` (most visited) or ``lcb``.
       seed: the search's random key (tie-breaking noise).
       hash_mb: memory for the trees; ``capacity`` nodes per player fit in it.
@@ -78,7 +78,7 @@ class TeamSearcher:
         root's visits must follow the sequential-halving schedule of its own search).
     """
 
-    def __init__(self, team: Team, *, move: str = "visits", seed: int = 0, hash_mb: int = 256, reuse: bool = True):
+    def __init__(self, team: Agent, *, move: str = "visits", seed: int = 0, hash_mb: int = 256, reuse: bool = True):
         env_id = getattr(team.env, "id", team.env)
         if env_id not in games.BOARD_IDS:
             raise ValueError(f"the engine plays {' or '.join(games.BOARD_IDS)}; {team.name} plays {env_id!r}")
