@@ -60,6 +60,8 @@ _OVERRIDES = flags.DEFINE_multi_string("override", [], "More overrides for every
 _ROOT = flags.DEFINE_string("root", "runs/levers", "Where the runs go (ROOT/LEVER_sSEED).")
 _SIMULATIONS = common_flags.define_simulations("Search simulations of the measures.", default=24)
 _PLAY = flags.DEFINE_string("play", "perfect", "Opponent of the play-on games at the last checkpoint; empty: none.")
+_POSITIONS = flags.DEFINE_string("positions", None, "Solver-labelled position file of the measures (default: the "
+                                  "shipped one, azdb_jax/data/connect_four_positions.csv).")
 _OUT = common_flags.define_out("JSON report.")
 _REDRAW = flags.DEFINE_string("redraw", None, "Draw the curves of this JSON report (an earlier --out) and stop; "
                               "into --figure, default the report's path without .json.")
@@ -141,7 +143,7 @@ def main(argv: Sequence[str]) -> None:
         for path in draw(report, _FIGURE.value or str(pathlib.Path(_REDRAW.value).with_suffix(""))):
             print(f"figure: {path}")
         return
-    positions = data.load_connect_four_positions()
+    positions = data.load_connect_four_positions(_POSITIONS.value)
     root = pathlib.Path(_ROOT.value)
     report = []
     for lever in _LEVERS.value:

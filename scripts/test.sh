@@ -26,8 +26,10 @@ fi
 # more without the tests that finished.
 record="$(mktemp -d)"
 trap 'rm -rf "$record"' EXIT
+# Longest test files first (scripts/pytest_order.py, by tests/file_seconds.json), so that
+# both processes finish together.
 run=(.venv/bin/python -m pytest -n "${AZDB_TEST_WORKERS:-2}" --dist loadfile --max-worker-restart=0
-     -p scripts.pytest_resume "${tier[@]}" "$@")
+     --no-loadscope-reorder -p scripts.pytest_order -p scripts.pytest_resume "${tier[@]}" "$@")
 status=0
 "${run[@]}" --resume-record="$record" || status=$?
 if [ "$status" -ne 0 ] && .venv/bin/python scripts/pytest_resume.py "$record"; then

@@ -216,7 +216,7 @@ def test_value_targets_mix_z_with_the_search_q():
 
 # ------------------------------------------------------------------ the levers' experiment
 
-@pytest.mark.slow  # two tiny trainings and their measures on the shipped solved positions
+@pytest.mark.slow  # two tiny trainings and their measures on a tenth of the shipped solved positions
 def test_the_levers_experiment_trains_measures_and_reuses_finished_runs(tmp_path):
     import json  # pylint: disable=g-import-not-at-top
     import pathlib  # pylint: disable=g-import-not-at-top
@@ -227,11 +227,19 @@ def test_the_levers_experiment_trains_measures_and_reuses_finished_runs(tmp_path
     tiny = ["network.channels=4", "network.num_blocks=0", "network.value_hidden=4", "selfplay.num_games=4",
             "selfplay.num_plies=4", "run.learner_steps=2", "run.batch_size=8", "replay.capacity=256"]
     out = tmp_path / "report.json"
+    # Every 10th shipped position (60, from all three phases): the measures run the same code
+    # on them as on the 600.
+    from azdb_jax.data import connect_four as c4_data  # pylint: disable=g-import-not-at-top
+    lines = c4_data.packaged_path().read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("id,"))
+    positions = tmp_path / "positions.csv"
+    positions.write_text("\n".join(lines[:first + 1] + lines[first + 1::10]) + "\n")
 
     def run():
         command = [sys.executable, str(repo / "experiments" / "connect_four_levers.py"), "--levers=base,mirror",
                    "--seeds=3", "--iterations=2", "--checkpoint_every=1", f"--root={tmp_path / 'runs'}",
-                   f"--out={out}", "--simulations=2", f"--figure={tmp_path / 'fig'}"] + [f"--override={o}" for o in tiny]
+                   f"--out={out}", "--simulations=2", f"--figure={tmp_path / 'fig'}", f"--positions={positions}"]
+        command += [f"--override={o}" for o in tiny]
         proc = subprocess.run(command, capture_output=True, text=True, timeout=1200, cwd=repo)
         assert proc.returncode == 0, proc.stderr[-4000:]
         return proc.stdout, json.loads(out.read_text())

@@ -2,12 +2,17 @@
 process that dies in native code ends the run with that test named, instead of the distributed
 run waiting for the lost worker's tests forever; when that was the run's only failure the same
 command runs once more without the tests that finished, so a crash that does not recur passes,
-one that recurs fails, and a run with an ordinary failure is not repeated."""
+one that recurs fails, and a run with an ordinary failure is not repeated. The test files run
+longest first (``scripts/pytest_order.py``)."""
 
 import os
 import pathlib
+import json
 import re
 import subprocess
+import sys
+
+import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -69,3 +74,53 @@ def test_a_run_with_an_ordinary_failure_is_not_repeated(tmp_path):
     assert status == 1, out[-4000:]
     assert "crashed while running" in out and "test_c.py::test_fails" in out, out[-4000:]
     assert "Running the same command once more" not in out, out[-4000:]
+
+
+def _order_plugin():
+    import importlib.util  # pylint: disable=g-import-not-at-top
+    spec = importlib.util.spec_from_file_location("pytest_order", REPO / "scripts" / "pytest_order.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_longest_first_by_hand(tmp_path):
+    order = _order_plugin()
+    files = ["t/a.py", "t/b.py", "t/new.py", "t/c.py", "t/newer.py"]
+    # The unrecorded files lead in collection order, then the longest; ties keep collection order.
+    assert order.longest_first(files, {"t/a.py": 5.0, "t/b.py": 30.0, "t/c.py": 5.0}) == [
+        "t/new.py", "t/newer.py", "t/b.py", "t/a.py", "t/c.py"]
+    assert order.read_seconds(tmp_path / "missing.json") == {}
+    bad = tmp_path / "bad.json"
+    for text in ("{not json", json.dumps({"seconds": {"t/a.py": "long"}}), json.dumps([1, 2])):
+        bad.write_text(text)
+        with pytest.raises(ValueError, match="bad.json"):
+            order.read_seconds(bad)
+
+
+def test_the_run_takes_the_longest_file_first_and_records_each_files_seconds(tmp_path):
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    for name, sleep in (("a", 0.0), ("b", 0.3), ("c", 0.0)):
+        (tests / f"test_{name}.py").write_text(f"import time\ndef test_{name}1():\n    time.sleep({sleep})\n"
+                                                f"def test_{name}2():\n    pass\n")
+    record = tmp_path / "seconds.json"
+    record.write_text(json.dumps({"seconds": {"tests/test_a.py": 1.0, "tests/test_b.py": 9.0}}))
+    out, timeline = tmp_path / "out.json", tmp_path / "timeline"
+    timeline.mkdir()
+    result = subprocess.run([sys.executable, "-m", "pytest", str(tests), "-p", "scripts.pytest_order",
+                             f"--file-seconds={record}", f"--file-seconds-out={out}", f"--timeline-out={timeline}",
+                             "-p", "no:xdist",
+                             "-p", "no:cacheprovider", "-o", "addopts=", "-v", "--rootdir", str(tmp_path),
+                             "-c", os.devnull], cwd=REPO, capture_output=True, text=True, timeout=120,
+                            env={k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_WORKER"})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    ran = re.findall(r"tests/test_(\w+)\.py::test_\w+ PASSED", result.stdout)
+    assert ran == ["c", "c", "b", "b", "a", "a"], result.stdout[-3000:]  # unrecorded c, then b (9 s), a (1 s)
+    seconds = json.loads(out.read_text())["seconds"]
+    assert sorted(seconds) == ["tests/test_a.py", "tests/test_b.py", "tests/test_c.py"]
+    assert seconds["tests/test_b.py"] >= 0.3 > seconds["tests/test_a.py"]
+    rows = [json.loads(line) for line in (timeline / "timeline_main.jsonl").read_text().splitlines()]
+    assert [row["test"].split("::")[1] for row in rows] == ["test_c1", "test_c2", "test_b1", "test_b2", "test_a1",
+                                                            "test_a2"]
+    assert all(row["end"] >= row["start"] for row in rows) and rows[2]["end"] - rows[2]["start"] >= 0.3
