@@ -53,7 +53,7 @@ ACCELERATOR_EXTRAS = {name: [JAX_REQUIRES.replace("jax", f"jax[{name}]", 1)] for
 WANDB_REQUIRES = ["wandb>=0.19.10"]
 
 EXTRAS_REQUIRE = {
-    "test": ["pytest>=8.0", "pytest-xdist>=3.5", "scipy>=1.11", "nbclient>=0.9", "nbformat>=5.9", "ipykernel>=6.25",
+    "test": ["pytest>=8.0", "pytest-xdist>=3.8", "scipy>=1.11", "nbclient>=0.9", "nbformat>=5.9", "ipykernel>=6.25",
              "build>=1.2", "wheel>=0.42"]  # the wheel and sdist of tests/test_quickstart.py
     + DOCS_REQUIRES + RBC_REQUIRES + SOLVER_REQUIRES + WANDB_REQUIRES,
     **ACCELERATOR_EXTRAS,
