@@ -23,7 +23,7 @@ The move generator is checked against `GardnerBoard` (the env's rules) and
 Fairy-Stockfish's ``go perft`` in ``tests/test_classical_boards.py``.
 """
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import chess
 import numpy as np
@@ -361,10 +361,3 @@ class GardnerPosition:
 
     def __repr__(self) -> str:
         return f"GardnerPosition({self.fen()!r})"
-
-
-def position_from(board_or_fen, history: Optional[Sequence[int]] = None) -> GardnerPosition:
-    """A `GardnerPosition` of a FEN or a board with a move stack."""
-    if isinstance(board_or_fen, str):
-        return GardnerPosition(board_or_fen, history or ())
-    return GardnerPosition.from_board(board_or_fen)

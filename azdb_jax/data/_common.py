@@ -241,11 +241,6 @@ def board_format(game: str) -> BoardFormat:
         raise ValueError(f"unknown game {game!r}; games with data files: {', '.join(GAMES)}") from None
 
 
-def check_game(game: str) -> str:
-    """``game`` when the loaders read its positions (``board_format``), else ValueError."""
-    return board_format(game).game
-
-
 def new_board(fen: str, game: str = "chess"):
     """A board of ``game`` (a game id) at ``fen``: ``chess.Board(fen)`` for chess, a
     ``GardnerBoard`` for Gardner chess (its ``BoardFormat.new_board``)."""

@@ -19,7 +19,6 @@ reward of its ψ — the paper's Fig. 3 teams — or extrinsic-only, the ablatio
 (``experiments/opening_diversity.py``).
 """
 
-import collections
 import pathlib
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -187,13 +186,7 @@ def evaluate(team: Agent, openings_path, out, *, move: str = "lcb", limit: Optio
     return reports.write_report(out, summary, rows)
 
 
-def top_moves(rows: Sequence[Dict[str, Any]], num_players: int, k: int = 5) -> Dict[str, List[Tuple[str, int]]]:
-    """Most frequent first choices per player over the report's rows (for a quick look)."""
-    return {f"player_{j}": collections.Counter(r[f"player_{j}"] for r in rows).most_common(k)
-            for j in range(num_players)}
-
-
 __all__ = [
     "ECO_IDS", "ECO_LETTERS", "EXCLUDED_ECO", "player_moves", "distinct_counts", "agreement_with_first", "summarize",
-    "team_opening_moves", "opening_diversity", "evaluate", "top_moves",
+    "team_opening_moves", "opening_diversity", "evaluate",
 ]

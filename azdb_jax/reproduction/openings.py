@@ -56,22 +56,12 @@ def random_openings(game: str, count: int, *, seed: int = SEED,
     return [(label, fen) for fen, label in found.items()]
 
 
-def gardner_openings(count: int, *, seed: int = SEED, max_plies: int = OPENING_PLIES) -> List[Tuple[str, str]]:
-    """``random_openings`` of Gardner chess."""
-    return random_openings("gardner_chess", count, seed=seed, max_plies=max_plies)
-
-
 def eco_openings(game: str, count: int) -> List[Tuple[str, str]]:
     """``count`` ECO openings ``(ECO name, FEN)`` of ``game``'s openings table (its record's
     ``eco_openings``), evenly spaced."""
     openings = list(data.load_openings(data.data_path(*games.get(game).eco_openings), exclude=EXCLUDED_ECO))
     picks = np.unique(np.linspace(0, len(openings) - 1, min(count, len(openings))).round().astype(int))
     return [(f"{openings[i].eco} {openings[i].name}", openings[i].fen) for i in picks]
-
-
-def chess_openings(count: int) -> List[Tuple[str, str]]:
-    """``eco_openings`` of chess."""
-    return eco_openings("chess", count)
 
 
 def opening_positions(game: str, count: int) -> List[Tuple[str, str]]:
@@ -213,5 +203,5 @@ def evaluate(results: Results, *, batch_members: Optional[bool] = None) -> dict:
     return results.read_report("openings")
 
 
-__all__ = ["ARMS", "evaluate", "evaluate_run", "evaluate_runs", "opening_positions", "random_openings", "gardner_openings",
-           "eco_openings", "chess_openings", "stderr"]
+__all__ = ["ARMS", "evaluate", "evaluate_run", "evaluate_runs", "opening_positions", "random_openings",
+           "eco_openings", "stderr"]
