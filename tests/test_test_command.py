@@ -5,9 +5,9 @@ command runs once more without the tests that finished, so a crash that does not
 one that recurs fails, and a run with an ordinary failure is not repeated. The test files run
 longest first (``scripts/pytest_order.py``)."""
 
+import json
 import os
 import pathlib
-import json
 import re
 import subprocess
 import sys
